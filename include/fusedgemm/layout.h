@@ -1,0 +1,46 @@
+// A layout is a value: a (shape, stride) map from an index tuple to an element offset.
+// All host index math goes through it (STYLE.md rule 14). Extents and strides are in
+// elements; for packed types (fp4) an element is one value, not one byte.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace fusedgemm {
+
+inline constexpr int kRank = 3;  // every tensor is [batch, rows, columns] (DESIGN.md section 3)
+
+using Dims = std::array<std::int64_t, kRank>;
+
+struct Layout {
+  Dims shape{1, 1, 1};
+  Dims stride{1, 1, 1};
+
+  // The layout with rows then columns packed densely, last axis fastest: [M*N, N, 1].
+  static Layout row_major(const Dims& shape);
+  // Batch outermost, axis 1 fastest: [M*N, 1, M].
+  static Layout column_major(const Dims& shape);
+
+  std::int64_t element_count() const;
+  // One past the largest offset reached; 0 for an empty layout.
+  // @pre every stride is non-negative.
+  std::int64_t span() const;
+  // True when no two index tuples reach the same offset: each axis of extent > 1 has a
+  // stride that clears the span of every axis with a smaller stride.
+  bool is_injective() const;
+  // The axis of extent > 1 with stride 1, or -1 when none is (a broadcast or scalar
+  // layout has none; a dense [b, 1, 1] has axis 0).
+  int contiguous_axis() const;
+  // Axis i of the result is axis perm[i] of this layout.
+  Layout permuted(const std::array<int, kRank>& perm) const;
+
+  bool operator==(const Layout&) const = default;
+};
+
+// "[2, 64, 32]" — the notation every message uses for dims and strides.
+std::string to_string(const Dims& dims);
+// "[2, 64, 32]:[2048, 32, 1]"
+std::string to_string(const Layout& layout);
+
+}  // namespace fusedgemm

@@ -1,0 +1,141 @@
+#include "fusedgemm/graph.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace fusedgemm {
+
+Layout TensorAttributes::layout() const {
+  Layout layout;
+  for (int i = 0; i < kRank && i < static_cast<int>(dims_.size()); ++i) {
+    layout.shape[i] = dims_[i];
+    if (i < static_cast<int>(strides_.size())) layout.stride[i] = strides_[i];
+  }
+  return layout;
+}
+
+std::string_view to_string(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kMatmul: return "matmul";
+    case NodeKind::kPointwise: return "pointwise";
+    case NodeKind::kReduction: return "reduction";
+    case NodeKind::kBlockScaleDequantize: return "block_scale_dequantize";
+    case NodeKind::kBlockScaleQuantize: return "block_scale_quantize";
+  }
+  return "unknown";
+}
+
+std::string_view input_port_name(NodeKind kind, std::size_t index) {
+  switch (kind) {
+    case NodeKind::kMatmul: return index == 0 ? "A" : "B";
+    case NodeKind::kPointwise: return index == 0 ? "IN_0" : index == 1 ? "IN_1" : "IN_2";
+    case NodeKind::kReduction: return "IN";
+    case NodeKind::kBlockScaleDequantize: return index == 0 ? "X" : "SCALE";
+    case NodeKind::kBlockScaleQuantize: return "X";
+  }
+  return "IN";
+}
+
+std::string_view output_port_name(NodeKind kind, std::size_t index) {
+  if (kind == NodeKind::kBlockScaleQuantize) return index == 0 ? "Y" : "SCALE";
+  return "OUT";
+}
+
+Tensor Graph::tensor(const TensorAttributes& attributes) {
+  auto t = std::make_shared<TensorAttributes>(attributes);
+  remember(t);
+  validated_ = false;
+  return t;
+}
+
+void Graph::remember(const Tensor& tensor) {
+  if (tensor && std::find(tensors_.begin(), tensors_.end(), tensor) == tensors_.end()) {
+    tensors_.push_back(tensor);
+  }
+}
+
+Tensor Graph::add_output_tensor() {
+  auto t = std::make_shared<TensorAttributes>();
+  remember(t);
+  return t;
+}
+
+void Graph::add_node(Node node) {
+  for (const auto& t : node.inputs) remember(t);
+  for (const auto& t : node.outputs) remember(t);
+  nodes_.push_back(std::move(node));
+  validated_ = false;
+}
+
+Tensor Graph::matmul(const Tensor& a, const Tensor& b, MatmulAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node({NodeKind::kMatmul, std::move(name), {a, b}, {out}, std::move(attributes)});
+  return out;
+}
+
+Tensor Graph::pointwise(const Tensor& in0, PointwiseAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node({NodeKind::kPointwise, std::move(name), {in0}, {out}, std::move(attributes)});
+  return out;
+}
+
+Tensor Graph::pointwise(const Tensor& in0, const Tensor& in1, PointwiseAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node({NodeKind::kPointwise, std::move(name), {in0, in1}, {out}, std::move(attributes)});
+  return out;
+}
+
+Tensor Graph::pointwise(const Tensor& in0, const Tensor& in1, const Tensor& in2,
+                        PointwiseAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node(
+      {NodeKind::kPointwise, std::move(name), {in0, in1, in2}, {out}, std::move(attributes)});
+  return out;
+}
+
+Tensor Graph::reduction(const Tensor& in, ReductionAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node({NodeKind::kReduction, std::move(name), {in}, {out}, std::move(attributes)});
+  return out;
+}
+
+Tensor Graph::block_scale_dequantize(const Tensor& x, const Tensor& scale,
+                                     BlockScaleDequantizeAttributes attributes) {
+  auto out = add_output_tensor();
+  std::string name = attributes.name;
+  add_node({NodeKind::kBlockScaleDequantize, std::move(name), {x, scale}, {out},
+            std::move(attributes)});
+  return out;
+}
+
+std::array<Tensor, 2> Graph::block_scale_quantize(const Tensor& x,
+                                                  BlockScaleQuantizeAttributes attributes) {
+  auto y = add_output_tensor();
+  auto scale = add_output_tensor();
+  std::string name = attributes.name;
+  add_node(
+      {NodeKind::kBlockScaleQuantize, std::move(name), {x}, {y, scale}, std::move(attributes)});
+  return {y, scale};
+}
+
+Result<Tensor> Graph::find_tensor(std::int64_t uid) const {
+  for (const auto& t : tensors_) {
+    if (t->uid() == uid) return t;
+  }
+  return Status(ErrorCode::kNotFound, fmt::format("graph has no tensor with uid {}", uid));
+}
+
+Result<Tensor> Graph::find_tensor(std::string_view name) const {
+  for (const auto& t : tensors_) {
+    if (t->name() == name) return t;
+  }
+  return Status(ErrorCode::kNotFound, fmt::format("graph has no tensor named '{}'", name));
+}
+
+}  // namespace fusedgemm

@@ -1,0 +1,309 @@
+#include "recipe/rules.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "recipe/limits.h"
+
+namespace fusedgemm::recipe {
+namespace {
+
+using fusion::FusionProgram;
+using fusion::Major;
+using fusion::Operand;
+
+const fusion::Buffer& buffer(const FusionProgram& p, int index) { return p.buffers[index]; }
+
+std::string role_tensor(const FusionProgram& p, int buffer_index) {
+  return fmt::format("role {} '{}'", to_string(p.role_of(buffer_index)),
+                     buffer(p, buffer_index).name);
+}
+
+template <class Items, class Pred>
+int first_index(const Items& items, Pred pred) noexcept {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (pred(items[i])) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// --- gemm_count -------------------------------------------------------------------------
+
+int gemm_count_violation(const FusionProgram& p) noexcept {
+  return static_cast<int>(p.gemms.size()) > kMaxGemms ? kMaxGemms : -1;
+}
+
+std::string gemm_count_explain(const FusionProgram& p, int item) {
+  return fmt::format("gemm_count: matmul '{}': graph has {} matmuls; legal: at most {}",
+                     p.gemms[item].name, p.gemms.size(), kMaxGemms);
+}
+
+// --- operand_data_type ------------------------------------------------------------------
+
+bool is_low_precision(DataType t) { return is_fp8(t) || t == DataType::kFp4E2M1; }
+
+// Hopper's wgmma multiplies bf16 x bf16, fp16 x fp16 or 8-bit float x 8-bit float (either
+// fp8 flavour); fp4 is a storage type widened to fp8 after a block-scaled load.
+bool pair_supported(DataType a, DataType b) {
+  if (a == DataType::kBFloat16 || a == DataType::kFloat16) return a == b;
+  return is_low_precision(a) && is_low_precision(b);
+}
+
+int operand_type_violation(const FusionProgram& p) noexcept {
+  return first_index(p.gemms, [&](const fusion::Gemm& g) {
+    return !pair_supported(buffer(p, p.operands[g.a].buffer).data_type,
+                           buffer(p, p.operands[g.b].buffer).data_type);
+  });
+}
+
+std::string operand_type_explain(const FusionProgram& p, int item) {
+  const auto& g = p.gemms[item];
+  const auto& a = buffer(p, p.operands[g.a].buffer);
+  const auto& b = buffer(p, p.operands[g.b].buffer);
+  return fmt::format(
+      "operand_data_type: role B '{}': matmul '{}' multiplies {} ('{}') by {}; legal: bf16 x "
+      "bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
+      b.name, g.name, to_string(a.data_type), a.name, to_string(b.data_type));
+}
+
+// --- operand_major_8bit -----------------------------------------------------------------
+
+// wgmma reads 8-bit operands from shared memory K-major only (PTX ISA 8.0, section
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate": transpose is 16-bit only).
+int operand_major_violation(const FusionProgram& p) noexcept {
+  return first_index(p.operands, [&](const Operand& op) {
+    return bits_of(buffer(p, op.buffer).data_type) < 16 && op.major != Major::kK;
+  });
+}
+
+std::string operand_major_explain(const FusionProgram& p, int item) {
+  const auto& op = p.operands[item];
+  const auto& b = buffer(p, op.buffer);
+  return fmt::format("operand_major_8bit: {}: {} operand is {}; legal: K-major for 8-bit and "
+                     "4-bit operands (wgmma transposes 16-bit types only)",
+                     role_tensor(p, op.buffer), to_string(b.data_type), to_string(op.major));
+}
+
+// --- block_scale_shape ------------------------------------------------------------------
+
+// DeepSeek-style block scaling: fp32 scales per 1x128 of A ([M, K]) and per 128x128 of B
+// ([K, N]); both operands of a GEMM are scaled or neither is.
+bool block_scale_ok(const FusionProgram& p, const fusion::Gemm& g) {
+  const auto& a = p.operands[g.a];
+  const auto& b = p.operands[g.b];
+  if (a.block_scale.has_value() != b.block_scale.has_value()) return false;
+  if (!a.block_scale) return true;
+  return a.block_scale->scale_type == DataType::kFloat32 &&
+         b.block_scale->scale_type == DataType::kFloat32 && a.block_scale->block_rows == 1 &&
+         a.block_scale->block_cols == 128 && b.block_scale->block_rows == 128 &&
+         b.block_scale->block_cols == 128;
+}
+
+int block_scale_violation(const FusionProgram& p) noexcept {
+  return first_index(p.gemms, [&](const fusion::Gemm& g) { return !block_scale_ok(p, g); });
+}
+
+std::string block_scale_explain(const FusionProgram& p, int item) {
+  const auto& g = p.gemms[item];
+  auto describe = [&](const Operand& op) {
+    if (!op.block_scale) return fmt::format("'{}' unscaled", buffer(p, op.buffer).name);
+    return fmt::format("'{}' scaled by {} blocks of {}x{}", buffer(p, op.buffer).name,
+                       to_string(op.block_scale->scale_type), op.block_scale->block_rows,
+                       op.block_scale->block_cols);
+  };
+  return fmt::format(
+      "block_scale_shape: role A {} and role B {} in matmul '{}'; legal: both unscaled, or A "
+      "scaled per 1x128 and B per 128x128 block with fp32 scales",
+      describe(p.operands[g.a]), describe(p.operands[g.b]), g.name);
+}
+
+// --- tma_contiguous_extent --------------------------------------------------------------
+
+std::int64_t contiguous_extent(const FusionProgram& p, const Operand& op) {
+  const auto& shape = buffer(p, op.buffer).layout.shape;
+  const bool axis2 = (op.role == Role::kA) == (op.major == Major::kK);
+  return axis2 ? shape[2] : shape[1];
+}
+
+int contiguous_extent_violation(const FusionProgram& p) noexcept {
+  return first_index(p.operands, [&](const Operand& op) {
+    return contiguous_extent(p, op) % contiguous_extent_modulus(buffer(p, op.buffer).data_type);
+  });
+}
+
+std::string contiguous_extent_explain(const FusionProgram& p, int item) {
+  const auto& op = p.operands[item];
+  const auto type = buffer(p, op.buffer).data_type;
+  return fmt::format(
+      "tma_contiguous_extent: {}: contiguous extent {} ({}) is not a multiple of {}; legal: a "
+      "multiple of {} elements (16 bytes of {})",
+      role_tensor(p, op.buffer), contiguous_extent(p, op), to_string(op.major),
+      contiguous_extent_modulus(type), contiguous_extent_modulus(type), to_string(type));
+}
+
+// --- tma_stride_alignment ---------------------------------------------------------------
+
+int misaligned_stride_axis(const FusionProgram& p, const Operand& op) {
+  const auto& b = buffer(p, op.buffer);
+  for (int axis = 0; axis < kRank; ++axis) {
+    if (b.layout.shape[axis] > 1 && b.layout.stride[axis] != 1 &&
+        bytes_of(b.data_type, b.layout.stride[axis]) % kTmaGranuleBytes != 0) {
+      return axis;
+    }
+  }
+  return -1;
+}
+
+int stride_alignment_violation(const FusionProgram& p) noexcept {
+  return first_index(p.operands, [&](const Operand& op) { return misaligned_stride_axis(p, op) >= 0; });
+}
+
+std::string stride_alignment_explain(const FusionProgram& p, int item) {
+  const auto& op = p.operands[item];
+  const auto& b = buffer(p, op.buffer);
+  const int axis = misaligned_stride_axis(p, op);
+  return fmt::format(
+      "tma_stride_alignment: {}: stride {} on axis {} is {} bytes of {}; legal: every "
+      "non-unit stride a multiple of {} bytes",
+      role_tensor(p, op.buffer), b.layout.stride[axis], axis,
+      bytes_of(b.data_type, b.layout.stride[axis]), to_string(b.data_type), kTmaGranuleBytes);
+}
+
+// --- aux_data_type ----------------------------------------------------------------------
+
+bool aux_type_ok(DataType t) { return is_float(t) && t != DataType::kFp4E2M1; }
+
+int aux_type_violation(const FusionProgram& p) noexcept {
+  return first_index(p.aux, [&](const fusion::AuxLoad& a) {
+    return !aux_type_ok(buffer(p, a.buffer).data_type);
+  });
+}
+
+std::string aux_type_explain(const FusionProgram& p, int item) {
+  const auto& b = p.aux[item].buffer;
+  return fmt::format("aux_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3 or "
+                     "fp8_e5m2",
+                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+}
+
+// --- output_data_type -------------------------------------------------------------------
+
+bool output_type_ok(DataType t) {
+  return (is_float(t) && t != DataType::kFp4E2M1) || t == DataType::kInt8;
+}
+
+int output_type_violation(const FusionProgram& p) noexcept {
+  return first_index(p.outputs, [&](const fusion::DenseOutput& o) {
+    return !output_type_ok(buffer(p, o.buffer).data_type);
+  });
+}
+
+std::string output_type_explain(const FusionProgram& p, int item) {
+  const auto& b = p.outputs[item].buffer;
+  return fmt::format("output_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3, "
+                     "fp8_e5m2 or int8 (fp4 through block_scale_quantize)",
+                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+}
+
+// --- tap_data_type ----------------------------------------------------------------------
+
+int tap_type_violation(const FusionProgram& p) noexcept {
+  return first_index(p.taps, [&](const fusion::Tap& t) {
+    return buffer(p, t.buffer).data_type != DataType::kFloat32;
+  });
+}
+
+std::string tap_type_explain(const FusionProgram& p, int item) {
+  const auto& b = p.taps[item].buffer;
+  return fmt::format("tap_data_type: {}: data type {}; legal: fp32 (the accumulator's type)",
+                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+}
+
+// --- quantized_block_shape --------------------------------------------------------------
+
+bool quantized_ok(const FusionProgram& p, const fusion::QuantizedOutput& q) {
+  const DataType y = buffer(p, q.buffer).data_type;
+  return (is_fp8(y) || y == DataType::kFp4E2M1) && q.block_rows == 1 &&
+         (q.block_cols == 16 || q.block_cols == 32 || q.block_cols == 128) &&
+         q.major == Major::kN;
+}
+
+int quantized_violation(const FusionProgram& p) noexcept {
+  return first_index(p.quantized_outputs,
+                     [&](const fusion::QuantizedOutput& q) { return !quantized_ok(p, q); });
+}
+
+std::string quantized_explain(const FusionProgram& p, int item) {
+  const auto& q = p.quantized_outputs[item];
+  return fmt::format(
+      "quantized_block_shape: {}: {} {} with blocks of {}x{}; legal: fp8 or fp4, N-major, "
+      "blocks of 1x16, 1x32 or 1x128 along N",
+      role_tensor(p, q.buffer), to_string(buffer(p, q.buffer).data_type), to_string(q.major),
+      q.block_rows, q.block_cols);
+}
+
+constexpr std::array kRules = {
+    // Structure: analyze() declines these while it builds the fusion program.
+    Rule{"no_matmul", RuleScope::kStructure, "at least one matmul feeds the outputs"},
+    Rule{"gemm_shape_mismatch", RuleScope::kStructure,
+         "every matmul of one graph has the same batch, M, N and K"},
+    Rule{"chained_gemm", RuleScope::kStructure, "no matmul reads another matmul's result"},
+    Rule{"prologue_op", RuleScope::kStructure,
+         "matmul operands are caller buffers or block_scale_dequantize of them"},
+    Rule{"operand_major", RuleScope::kStructure,
+         "each operand has a unit stride on K or on its M/N axis"},
+    Rule{"epilogue_input", RuleScope::kStructure,
+         "epilogue inputs are accumulator values or caller buffers"},
+    Rule{"tap_consumed", RuleScope::kStructure, "a reduction's result is an output, read by no node"},
+    Rule{"aux_shape", RuleScope::kStructure,
+         "aux dims are, per axis, 1 or the problem's [batch, M, N]"},
+    Rule{"store_shape", RuleScope::kStructure,
+         "dense outputs, taps and quantized outputs are computed over the problem's dims"},
+    Rule{"quantized_output", RuleScope::kStructure,
+         "both results of block_scale_quantize are outputs"},
+    Rule{"dequantize_placement", RuleScope::kStructure,
+         "block_scale_dequantize feeds matmul operands only"},
+    Rule{"output_major", RuleScope::kStructure, "dense outputs are N-major or M-major"},
+    // Build: the support gate checks these on the fusion program.
+    Rule{"gemm_count", RuleScope::kBuild, "at most 4 matmuls", gemm_count_violation,
+         gemm_count_explain},
+    Rule{"operand_data_type", RuleScope::kBuild,
+         "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4", operand_type_violation,
+         operand_type_explain},
+    Rule{"operand_major_8bit", RuleScope::kBuild, "8-bit and 4-bit operands are K-major",
+         operand_major_violation, operand_major_explain},
+    Rule{"block_scale_shape", RuleScope::kBuild,
+         "both operands unscaled, or fp32 scales per 1x128 of A and 128x128 of B",
+         block_scale_violation, block_scale_explain},
+    Rule{"tma_contiguous_extent", RuleScope::kBuild,
+         "each operand's contiguous extent is a multiple of 16 bytes", contiguous_extent_violation,
+         contiguous_extent_explain},
+    Rule{"tma_stride_alignment", RuleScope::kBuild,
+         "each operand's non-unit strides are multiples of 16 bytes", stride_alignment_violation,
+         stride_alignment_explain},
+    Rule{"aux_data_type", RuleScope::kBuild, "aux inputs are fp32, fp16, bf16 or fp8",
+         aux_type_violation, aux_type_explain},
+    Rule{"output_data_type", RuleScope::kBuild,
+         "dense outputs are fp32, fp16, bf16, fp8 or int8", output_type_violation,
+         output_type_explain},
+    Rule{"tap_data_type", RuleScope::kBuild, "taps are fp32", tap_type_violation,
+         tap_type_explain},
+    Rule{"quantized_block_shape", RuleScope::kBuild,
+         "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
+         quantized_violation, quantized_explain},
+};
+
+}  // namespace
+
+std::string_view to_string(RuleScope scope) {
+  switch (scope) {
+    case RuleScope::kStructure: return "structure";
+    case RuleScope::kBuild: return "build";
+  }
+  return "unknown";
+}
+
+std::span<const Rule> rule_table() { return kRules; }
+
+}  // namespace fusedgemm::recipe

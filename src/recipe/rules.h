@@ -1,0 +1,34 @@
+// The rule table: the only statement of legality (STYLE.md rule 6). Build-scope rows are
+// the support gate: a graph breaking one is declined and runs on the fallback engine.
+// Rows are ordered; the first broken row is the one reported.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "fusion/fusion_program.h"
+
+namespace fusedgemm::recipe {
+
+enum class RuleScope : std::uint8_t {
+  kStructure,  // checked while analyze() builds the fusion program; a break is a decline
+  kBuild,      // checked on the fusion program by the support gate; a break is a decline
+};
+
+std::string_view to_string(RuleScope scope);
+
+struct Rule {
+  std::string_view id;
+  RuleScope scope;
+  std::string_view legal;  // what a legal graph looks like, for `fusedgemm explain --rules`
+  // kBuild: the index of the first item (operand, aux, output, ...) breaking the rule, or
+  // -1. The same predicate serves the gate and the message, so they cannot drift.
+  int (*first_violation)(const fusion::FusionProgram& program) noexcept = nullptr;
+  // kBuild: the message for the item first_violation returned.
+  std::string (*explain)(const fusion::FusionProgram& program, int item) = nullptr;
+};
+
+std::span<const Rule> rule_table();
+
+}  // namespace fusedgemm::recipe
