@@ -16,6 +16,8 @@ enum class ErrorCode {
   kDeclined,         // the fused engine's support gate refused the graph
   kIllegalCall,      // a call broke one of the plan's rules
   kIo,               // a file could not be read or written
+  kUnavailable,      // something the call needs is missing: a GPU, the driver, a library
+  kDriver,           // a CUDA driver call failed; the message names the call and the error
   kNotFound,         // a lookup by name or uid found nothing
   kInternal,         // a broken invariant of fusedgemm itself
 };

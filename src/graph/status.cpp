@@ -10,6 +10,8 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::kDeclined: return "declined";
     case ErrorCode::kIllegalCall: return "illegal_call";
     case ErrorCode::kIo: return "io";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kDriver: return "driver";
     case ErrorCode::kNotFound: return "not_found";
     case ErrorCode::kInternal: return "internal";
   }

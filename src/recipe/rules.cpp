@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "recipe/call_rules.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -292,6 +293,27 @@ constexpr std::array kRules = {
     Rule{"quantized_block_shape", RuleScope::kBuild,
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},
+    // Call: every execute and explain walks these, in this order.
+#define FG_CALL_ROW(name, legal)                                                      \
+  Rule{#name, RuleScope::kCall, legal, nullptr, nullptr, call_rules::name##_violation, \
+       call_rules::name##_explain}
+    FG_CALL_ROW(device_current, "the plan's device is the current device"),
+    FG_CALL_ROW(buffer_missing, "a non-null buffer for every tensor of the plan"),
+    FG_CALL_ROW(view_rank, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
+    FG_CALL_ROW(data_type, "a view's data type, when given, is the declared one"),
+    FG_CALL_ROW(tap_element_width, "tap elements are 4 bytes wide"),
+    FG_CALL_ROW(batch, "each batch is the call's, or 1 where the role broadcasts"),
+    FG_CALL_ROW(extent, "extents follow the call's M, N and K (scales: per block)"),
+    FG_CALL_ROW(aux_broadcast, "aux extents fit the declared broadcast mode"),
+    FG_CALL_ROW(major, "unit stride on the axis the plan was built contiguous in"),
+    FG_CALL_ROW(contiguous_extent, "the contiguous extent of TMA-read roles is 16-byte aligned"),
+    FG_CALL_ROW(stride_alignment, "non-unit strides of TMA-read roles are 16-byte multiples"),
+    FG_CALL_ROW(alignment, "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
+    FG_CALL_ROW(output_aliasing, "no output or tap layout reaches one element twice"),
+    FG_CALL_ROW(layout_group, "the same role of several matmuls shares one layout"),
+    FG_CALL_ROW(scale_layout, "block scales are one dense run"),
+    FG_CALL_ROW(workspace, "a workspace of at least the plan's workspace_bytes"),
+#undef FG_CALL_ROW
 };
 
 }  // namespace
@@ -300,6 +322,7 @@ std::string_view to_string(RuleScope scope) {
   switch (scope) {
     case RuleScope::kStructure: return "structure";
     case RuleScope::kBuild: return "build";
+    case RuleScope::kCall: return "call";
   }
   return "unknown";
 }

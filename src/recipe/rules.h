@@ -1,6 +1,7 @@
-// The rule table: the only statement of legality (STYLE.md rule 6). Build-scope rows are
-// the support gate: a graph breaking one is declined and runs on the fallback engine.
-// Rows are ordered; the first broken row is the one reported.
+// The rule table: the only statement of legality (STYLE.md rule 6). Structure and build
+// rows are the support gate: a graph breaking one is declined. Call rows are the contract
+// of every execute: a call breaking one is refused before anything is written and counted
+// as a deferral under the row. Rows are ordered; the first broken row is reported.
 #pragma once
 
 #include <span>
@@ -8,12 +9,15 @@
 #include <string_view>
 
 #include "fusion/fusion_program.h"
+#include "recipe/call_view.h"
+#include "recipe/recipe.h"
 
 namespace fusedgemm::recipe {
 
 enum class RuleScope : std::uint8_t {
   kStructure,  // checked while analyze() builds the fusion program; a break is a decline
   kBuild,      // checked on the fusion program by the support gate; a break is a decline
+  kCall,       // checked on every call by execute and explain; a break is a deferral
 };
 
 std::string_view to_string(RuleScope scope);
@@ -27,6 +31,10 @@ struct Rule {
   int (*first_violation)(const fusion::FusionProgram& program) noexcept = nullptr;
   // kBuild: the message for the item first_violation returned.
   std::string (*explain)(const fusion::FusionProgram& program, int item) = nullptr;
+  // kCall: the first role breaking the rule, or -1; noexcept, no allocation, no strings.
+  int (*call_violation)(const Recipe& recipe, const CallView& view) noexcept = nullptr;
+  // kCall: the diagnostic for that role; runs only after call_violation found it.
+  std::string (*call_explain)(const Recipe& recipe, const CallView& view, int role) = nullptr;
 };
 
 std::span<const Rule> rule_table();

@@ -1,0 +1,115 @@
+// build() turns a graph into a plan; a plan executes call after call through one path
+// that checks every call against the plan's rules before anything is written.
+//
+//   auto plan = fusedgemm::build(graph, {});            // Result<Plan>
+//   VariantPack pack;
+//   pack.set(a, a_ptr).set(b, b_ptr).set(d, d_ptr);
+//   Status s = plan->execute(pack, {}, stream);        // refused calls name the rule
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusedgemm/decline.h"
+#include "fusedgemm/device.h"
+#include "fusedgemm/graph.h"
+#include "fusedgemm/status.h"
+#include "fusedgemm/variant_pack.h"
+
+namespace fusedgemm {
+
+namespace runtime {
+struct PlanState;
+}
+
+enum class Engine : std::uint8_t { kFused, kFallback };
+std::string_view to_string(Engine engine);
+
+struct BuildOptions {
+  // The device the plan runs on; default_device() when unset.
+  std::shared_ptr<Device> device;
+};
+
+struct Workspace {
+  void* data = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+// A variant pack resolved to the plan's buffer order once, so a hot loop pays no lookups.
+class BoundPack {
+ public:
+  struct Buffer {
+    void* data = nullptr;
+    bool is_view = false;
+    int rank = 0;
+    std::int64_t shape[3] = {1, 1, 1};
+    std::int64_t stride[3] = {1, 1, 1};
+    DataType data_type = DataType::kNotSet;
+  };
+
+  std::size_t size() const { return buffers_.size(); }
+  const Buffer& operator[](std::size_t slot) const { return buffers_[slot]; }
+  // Re-points one buffer, keeping its view; `slot` comes from Plan::slot_of.
+  void set_data(std::size_t slot, void* data) { buffers_[slot].data = data; }
+
+ private:
+  friend struct runtime::PlanState;
+  std::vector<Buffer> buffers_;
+};
+
+// What explain says of a call: legal, or the first broken rule with its diagnostic.
+struct Verdict {
+  std::string rule;     // empty when legal
+  std::string message;  // the diagnostic, or "legal"
+  bool legal() const { return rule.empty(); }
+};
+
+struct DeferralCount {
+  std::string_view rule;
+  std::uint64_t count = 0;
+};
+
+class Plan {
+ public:
+  Engine engine() const;
+  // Why the fused engine refused the graph, when engine() is kFallback.
+  const std::optional<Decline>& declined() const;
+  std::uint64_t workspace_bytes() const;
+  const Device& device() const;
+
+  // Resolves a pack to the plan's buffer order. Keys naming no tensor of the plan, or a
+  // tensor given twice, are errors (kIllegalCall); missing tensors are left for the rules.
+  Result<BoundPack> bind(const VariantPack& pack) const;
+  Result<std::size_t> slot_of(std::int64_t uid) const;
+
+  // Checks every rule, seeds the taps, launches on `stream`. A refused call writes nothing
+  // and counts a deferral under the broken rule. Safe from several threads at once.
+  Status execute(const BoundPack& pack, const Workspace& workspace, void* stream) const;
+  Status execute(const VariantPack& pack, const Workspace& workspace, void* stream) const;
+
+  // The same rules as execute, launching nothing.
+  Verdict explain(const BoundPack& pack, const Workspace& workspace = {}) const;
+  Verdict explain(const VariantPack& pack, const Workspace& workspace = {}) const;
+
+  // Refused calls per rule since build, in rule-table order (rules never broken included).
+  std::vector<DeferralCount> deferrals() const;
+
+  // The readable recipe: roles, shape rules, argument plan (`fusedgemm explain` prints it).
+  std::string describe() const;
+
+ private:
+  friend Result<Plan> build(Graph& graph, const BuildOptions& options);
+  explicit Plan(std::shared_ptr<const runtime::PlanState> state) : state_(std::move(state)) {}
+  std::shared_ptr<const runtime::PlanState> state_;
+};
+
+// validate -> analyze -> support gate -> tile configuration -> kernel -> recipe -> plan.
+// A graph the fused engine declines fails with kDeclined and the rule's message until the
+// fallback engine exists.
+Result<Plan> build(Graph& graph, const BuildOptions& options = {});
+
+}  // namespace fusedgemm

@@ -1,0 +1,56 @@
+// The buffers of one call, keyed by tensor handle, uid or name (DESIGN.md section 7).
+//
+// A buffer is either a bare device address, read as the tensor's declared layout, or a
+// view: address, extents and strides (in elements). A view is given in the graph's declared
+// axis order; rank 1 or 2 views of an aux input are aligned to its last axes, so [N],
+// [1, N] and [1, 1, N] are the same bias.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "fusedgemm/data_type.h"
+#include "fusedgemm/tensor.h"
+
+namespace fusedgemm {
+
+struct BufferView {
+  void* data = nullptr;
+  bool is_view = false;  // false: a bare address, read as the declared layout
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> stride;
+  DataType data_type = DataType::kNotSet;  // checked against the plan's when set
+
+  static BufferView address(void* data) { return {data, false, {}, {}, DataType::kNotSet}; }
+  static BufferView view(void* data, std::vector<std::int64_t> shape,
+                         std::vector<std::int64_t> stride,
+                         DataType data_type = DataType::kNotSet) {
+    return {data, true, std::move(shape), std::move(stride), data_type};
+  }
+};
+
+class VariantPack {
+ public:
+  using Key = std::variant<std::int64_t, std::string>;
+
+  VariantPack& set(const Tensor& tensor, BufferView buffer);
+  VariantPack& set(std::int64_t uid, BufferView buffer);
+  VariantPack& set(std::string name, BufferView buffer);
+  // A bare address, the common case.
+  VariantPack& set(const Tensor& tensor, void* data) { return set(tensor, BufferView::address(data)); }
+  VariantPack& set(std::int64_t uid, void* data) { return set(uid, BufferView::address(data)); }
+  VariantPack& set(std::string name, void* data) { return set(std::move(name), BufferView::address(data)); }
+
+  struct Entry {
+    Key key;
+    BufferView buffer;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+}  // namespace fusedgemm

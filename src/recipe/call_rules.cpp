@@ -1,0 +1,359 @@
+#include "recipe/call_rules.h"
+
+#include <fmt/format.h>
+
+#include "recipe/limits.h"
+
+namespace fusedgemm::recipe::call_rules {
+namespace {
+
+// Axis names in kernel order, for messages.
+std::string_view axis_name(const RoleFacts& role, int kernel_axis) {
+  switch (role.shape[kernel_axis].source) {
+    case Extent::kBatch: return "batch";
+    case Extent::kM: return "M";
+    case Extent::kN: return "N";
+    case Extent::kK: return "K";
+    case Extent::kOne: break;
+  }
+  static constexpr std::string_view kOperandA[] = {"batch", "M", "K"};
+  static constexpr std::string_view kOperandB[] = {"batch", "N", "K"};
+  static constexpr std::string_view kProblem[] = {"batch", "M", "N"};
+  if (role.role == Role::kA) return kOperandA[kernel_axis];
+  if (role.role == Role::kB) return kOperandB[kernel_axis];
+  return kProblem[kernel_axis];
+}
+
+std::string who(const RoleFacts& role) {
+  return fmt::format("role {} '{}'", to_string(role.role), role.name);
+}
+
+std::string seen(const RoleView& rv) { return to_string(rv.given); }
+
+template <class Pred>
+int first_role(const CallView& view, Pred pred) noexcept {
+  for (int i = 0; i < view.role_count; ++i) {
+    if (pred(i)) return i;
+  }
+  return -1;
+}
+
+std::string problem_str(const fusion::ProblemShape& p) {
+  return fmt::format("batch {} M {} N {} K {}", p.batch, p.m, p.n, p.k);
+}
+
+bool is_tap(const RoleFacts& role) { return role.role == Role::kTap; }
+bool is_aux(const RoleFacts& role) { return role.kind == ParamKind::kAux; }
+bool is_scale(const RoleFacts& role) {
+  return role.kind == ParamKind::kOperandScale || role.kind == ParamKind::kQuantizedScale;
+}
+
+int bad_extent_axis(const RoleFacts& role, const RoleView& rv, const fusion::ProblemShape& p) {
+  for (int axis = 1; axis < kRank; ++axis) {
+    if (rv.kernel.shape[axis] != expected_extent(role.shape[axis], p)) return axis;
+  }
+  return -1;
+}
+
+int misaligned_stride_axis(const RoleFacts& role, const RoleView& rv) {
+  for (int axis = 0; axis < kRank; ++axis) {
+    if (axis == role.contiguous_axis || rv.kernel.shape[axis] <= 1) continue;
+    if (bytes_of(role.data_type, rv.kernel.stride[axis]) % kTmaGranuleBytes != 0) return axis;
+  }
+  return -1;
+}
+
+}  // namespace
+
+// --- device_current ---------------------------------------------------------------------
+
+int device_current_violation(const Recipe&, const CallView& view) noexcept {
+  return view.plan_ordinal == view.current_ordinal ? -1 : 0;
+}
+
+std::string device_current_explain(const Recipe&, const CallView& view, int) {
+  return fmt::format("device_current: plan built for device {} but the current device is {}; "
+                     "legal: make device {} current before the call",
+                     view.plan_ordinal, view.current_ordinal, view.plan_ordinal);
+}
+
+// --- buffer_missing ---------------------------------------------------------------------
+
+int buffer_missing_violation(const Recipe&, const CallView& view) noexcept {
+  return first_role(view, [&](int i) { return !view.roles[i].present; });
+}
+
+std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int role) {
+  const auto& r = recipe.roles[role];
+  return fmt::format("buffer_missing: {}: no buffer (uid {}) in the variant pack, or a null "
+                     "address; legal: a buffer for every tensor of the plan",
+                     who(r), recipe.slots[r.slot].uid);
+}
+
+// --- view_rank --------------------------------------------------------------------------
+
+// Aux views may drop leading axes ([N] is a bias of [1, 1, N]); other roles are rank 3.
+int view_rank_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const int rank = view.roles[i].rank;
+    return rank > kRank || rank < (is_aux(recipe.roles[i]) ? 1 : kRank);
+  });
+}
+
+std::string view_rank_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  return fmt::format("view_rank: {}: view of rank {}; legal: rank {}", who(r),
+                     view.roles[role].rank, is_aux(r) ? "1, 2 or 3" : "3");
+}
+
+// --- data_type --------------------------------------------------------------------------
+
+int data_type_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const DataType t = view.roles[i].data_type;
+    return !is_tap(recipe.roles[i]) && t != DataType::kNotSet && t != recipe.roles[i].data_type;
+  });
+}
+
+std::string data_type_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  return fmt::format("data_type: {}: view says {}; legal: {} as declared", who(r),
+                     to_string(view.roles[role].data_type), to_string(r.data_type));
+}
+
+// --- tap_element_width ------------------------------------------------------------------
+
+// The kernel accumulates taps with 32-bit atomics into the accumulator's type.
+int tap_element_width_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const DataType t = view.roles[i].data_type;
+    return is_tap(recipe.roles[i]) && t != DataType::kNotSet && bits_of(t) != 32;
+  });
+}
+
+std::string tap_element_width_explain(const Recipe& recipe, const CallView& view, int role) {
+  const DataType t = view.roles[role].data_type;
+  return fmt::format("tap_element_width: {}: elements of {} bytes ({}); legal: 4-byte elements "
+                     "(fp32), the accumulator's width",
+                     who(recipe.roles[role]), bits_of(t) / 8.0, to_string(t));
+}
+
+// --- batch ------------------------------------------------------------------------------
+
+int batch_violation(const Recipe& recipe, const CallView& view) noexcept {
+  const std::int64_t b = view.problem.batch;
+  return first_role(view, [&](int i) {
+    const std::int64_t got = view.roles[i].kernel.shape[0];
+    switch (recipe.roles[i].batch) {
+      case BatchRule::kBroadcast: return got != 1;
+      case BatchRule::kFull: return got != b;
+      case BatchRule::kEither: return got != 1 && got != b;
+    }
+    return true;
+  });
+}
+
+std::string batch_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const std::int64_t b = view.problem.batch;
+  const std::string legal = r.batch == BatchRule::kBroadcast ? "1 (declared as broadcast)"
+                            : r.batch == BatchRule::kFull
+                                ? fmt::format("{}, the call's batch", b)
+                                : fmt::format("1 (broadcast) or {}, the call's batch", b);
+  return fmt::format("batch: {}: batch {} in {}; legal: {}", who(r),
+                     view.roles[role].kernel.shape[0], seen(view.roles[role]), legal);
+}
+
+// --- extent -----------------------------------------------------------------------------
+
+int extent_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return !is_aux(recipe.roles[i]) &&
+           bad_extent_axis(recipe.roles[i], view.roles[i], view.problem) >= 0;
+  });
+}
+
+std::string extent_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.roles[role];
+  const int axis = bad_extent_axis(r, rv, view.problem);
+  return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {} for the call's {}",
+                     who(r), axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
+                     to_string(rv.kernel.shape),
+                     expected_extent(r.shape[axis], view.problem), problem_str(view.problem));
+}
+
+// --- aux_broadcast ----------------------------------------------------------------------
+
+int aux_broadcast_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return is_aux(recipe.roles[i]) &&
+           bad_extent_axis(recipe.roles[i], view.roles[i], view.problem) >= 0;
+  });
+}
+
+std::string aux_broadcast_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.roles[role];
+  const int axis = bad_extent_axis(r, rv, view.problem);
+  return fmt::format("aux_broadcast: {}: {} extent {} in {} for a {} broadcast; legal: dims [*, "
+                     "{}, {}] for the call's {}",
+                     who(r), axis == 1 ? "M" : "N", rv.kernel.shape[axis], seen(rv),
+                     fusion::to_string(r.broadcast), expected_extent(r.shape[1], view.problem),
+                     expected_extent(r.shape[2], view.problem), problem_str(view.problem));
+}
+
+// --- major ------------------------------------------------------------------------------
+
+int major_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const int axis = recipe.roles[i].contiguous_axis;
+    const auto& k = view.roles[i].kernel;
+    return axis >= 0 && k.shape[axis] > 1 && k.stride[axis] != 1;
+  });
+}
+
+std::string major_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.roles[role];
+  return fmt::format("major: {}: {} stride {} in {}; legal: unit stride on {} (the plan was "
+                     "built {}-major)",
+                     who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis],
+                     seen(rv), axis_name(r, r.contiguous_axis), axis_name(r, r.contiguous_axis));
+}
+
+// --- contiguous_extent ------------------------------------------------------------------
+
+int contiguous_extent_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const auto& r = recipe.roles[i];
+    return r.contiguous_axis >= 0 &&
+           view.roles[i].kernel.shape[r.contiguous_axis] % r.contiguous_modulus != 0;
+  });
+}
+
+std::string contiguous_extent_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto extent = view.roles[role].kernel.shape[r.contiguous_axis];
+  return fmt::format("contiguous_extent: {}: contiguous {} extent {} is not a multiple of {}; "
+                     "legal: {} a multiple of {} ({} bytes of {}, one TMA granule)",
+                     who(r), axis_name(r, r.contiguous_axis), extent, r.contiguous_modulus,
+                     axis_name(r, r.contiguous_axis), r.contiguous_modulus, kTmaGranuleBytes,
+                     to_string(r.data_type));
+}
+
+// --- stride_alignment -------------------------------------------------------------------
+
+int stride_alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return recipe.roles[i].tma && misaligned_stride_axis(recipe.roles[i], view.roles[i]) >= 0;
+  });
+}
+
+std::string stride_alignment_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.roles[role];
+  const int axis = misaligned_stride_axis(r, rv);
+  return fmt::format("stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
+                     "non-unit strides a multiple of {} bytes",
+                     who(r), axis_name(r, axis), rv.kernel.stride[axis],
+                     bytes_of(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes);
+}
+
+// --- alignment --------------------------------------------------------------------------
+
+int alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return reinterpret_cast<std::uintptr_t>(view.roles[i].data) %
+               static_cast<std::uintptr_t>(recipe.roles[i].alignment_bytes) !=
+           0;
+  });
+}
+
+std::string alignment_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto address = reinterpret_cast<std::uintptr_t>(view.roles[role].data);
+  return fmt::format("alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
+                     "a base address aligned to {} bytes",
+                     who(r), address, address % r.alignment_bytes, r.alignment_bytes,
+                     r.alignment_bytes);
+}
+
+// --- output_aliasing --------------------------------------------------------------------
+
+int output_aliasing_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return recipe.roles[i].written && !view.roles[i].given.is_injective();
+  });
+}
+
+std::string output_aliasing_explain(const Recipe& recipe, const CallView& view, int role) {
+  return fmt::format("output_aliasing: {}: layout {} reaches one element from two index tuples; "
+                     "legal: each axis's stride clears the span of the axes below it",
+                     who(recipe.roles[role]), seen(view.roles[role]));
+}
+
+// --- layout_group -----------------------------------------------------------------------
+
+namespace {
+// The first member of a group whose layout differs from the group's first, or -1.
+int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
+  for (std::size_t j = 1; j < group.size(); ++j) {
+    if (!(view.roles[group[j]].kernel == view.roles[group[0]].kernel)) return group[j];
+  }
+  return -1;
+}
+}  // namespace
+
+int layout_group_violation(const Recipe& recipe, const CallView& view) noexcept {
+  for (const auto& group : recipe.layout_groups) {
+    if (const int role = group_breaker(group, view); role >= 0) return role;
+  }
+  return -1;
+}
+
+std::string layout_group_explain(const Recipe& recipe, const CallView& view, int role) {
+  for (const auto& group : recipe.layout_groups) {
+    if (group_breaker(group, view) != role) continue;
+    const auto& first = recipe.roles[group[0]];
+    return fmt::format("layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
+                       "every matmul share one layout (one kernel walks them together)",
+                       who(recipe.roles[role]), seen(view.roles[role]), who(first),
+                       seen(view.roles[group[0]]), to_string(first.role));
+  }
+  return "layout_group: no group broken";
+}
+
+// --- scale_layout -----------------------------------------------------------------------
+
+// Block scales are read as one dense run (any axis order): TMA and the host index them by
+// offset, and a padded scale buffer would be read out of step.
+int scale_layout_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const auto& g = view.roles[i].given;
+    return is_scale(recipe.roles[i]) && (!g.is_injective() || g.span() != g.element_count());
+  });
+}
+
+std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& g = view.roles[role].given;
+  return fmt::format("scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
+                     "dense run ({} elements, {} bytes)",
+                     who(recipe.roles[role]), to_string(g), g.span(), g.element_count(),
+                     g.element_count(),
+                     bytes_of(recipe.roles[role].data_type, g.element_count()));
+}
+
+// --- workspace --------------------------------------------------------------------------
+
+int workspace_violation(const Recipe& recipe, const CallView& view) noexcept {
+  if (recipe.workspace_bytes == 0) return -1;
+  return (view.workspace == nullptr || view.workspace_bytes < recipe.workspace_bytes) ? 0 : -1;
+}
+
+std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
+  return fmt::format("workspace: workspace of {} bytes at {}; legal: at least {} bytes",
+                     view.workspace_bytes, view.workspace, recipe.workspace_bytes);
+}
+
+}  // namespace fusedgemm::recipe::call_rules

@@ -1,0 +1,97 @@
+#include "recipe/call_view.h"
+
+namespace fusedgemm::recipe {
+namespace {
+
+bool is_identity(const std::array<int, kRank>& axes) {
+  return axes[0] == 0 && axes[1] == 1 && axes[2] == 2;
+}
+
+// The caller's buffer as a rank-3 layout in declared order; shorter views align right.
+Layout given_layout(const RoleFacts& role, const BoundPack::Buffer& buffer) {
+  if (!buffer.is_view) return role.declared;
+  Layout layout;
+  const int pad = kRank - buffer.rank;
+  for (int i = 0; i < buffer.rank && i < kRank; ++i) {
+    layout.shape[pad + i] = buffer.shape[i];
+    layout.stride[pad + i] = buffer.stride[i];
+  }
+  for (int i = pad - 1; i >= 0; --i) {
+    layout.stride[i] = layout.stride[i + 1] * layout.shape[i + 1];
+  }
+  return layout;
+}
+
+// The kernel axis whose extent follows K, or -1.
+int k_axis(const RoleFacts& role) {
+  for (int i = 0; i < kRank; ++i) {
+    if (role.shape[i].source == Extent::kK) return i;
+  }
+  return -1;
+}
+
+Layout kernel_layout(const RoleFacts& role, const Layout& given, bool is_view,
+                     std::int64_t problem_k) {
+  if (is_identity(role.kernel_axes)) return given;
+  const bool declared = !is_view || given == role.declared;
+  const int ka = k_axis(role);
+  if (declared || ka < 0 || problem_k < 0) return given.permuted(role.kernel_axes);
+  const std::int64_t k = expected_extent(role.shape[ka], {1, 1, 1, problem_k});
+  const bool declared_fits = given.shape[role.kernel_axes[ka]] == k;
+  const bool kernel_fits = given.shape[ka] == k;
+  return (kernel_fits && !declared_fits) ? given : given.permuted(role.kernel_axes);
+}
+
+}  // namespace
+
+std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p) noexcept {
+  std::int64_t extent = 1;
+  switch (rule.source) {
+    case Extent::kOne: return 1;
+    case Extent::kBatch: extent = p.batch; break;
+    case Extent::kM: extent = p.m; break;
+    case Extent::kN: extent = p.n; break;
+    case Extent::kK: extent = p.k; break;
+  }
+  return (extent + rule.divisor - 1) / rule.divisor;
+}
+
+void resolve(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
+             int plan_ordinal, int current_ordinal, CallView& view) noexcept {
+  view.role_count = static_cast<int>(recipe.roles.size());
+  view.workspace = workspace.data;
+  view.workspace_bytes = workspace.bytes;
+  view.plan_ordinal = plan_ordinal;
+  view.current_ordinal = current_ordinal;
+  view.problem = recipe.program->problem;
+
+  // Operands come first in the argument plan; A fixes M and K before any B is read.
+  std::int64_t k = -1;
+  bool have_m = false;
+  bool have_n = false;
+  std::int64_t batch = 1;
+  for (int i = 0; i < view.role_count; ++i) {
+    const RoleFacts& role = recipe.roles[i];
+    const BoundPack::Buffer& buffer = pack[role.slot];
+    RoleView& rv = view.roles[i];
+    rv.data = buffer.data;
+    rv.present = buffer.data != nullptr;
+    rv.rank = buffer.is_view ? buffer.rank : kRank;
+    rv.data_type = buffer.data_type;
+    rv.given = given_layout(role, buffer);
+    rv.kernel = kernel_layout(role, rv.given, buffer.is_view, k);
+    if (role.kind != ParamKind::kOperand || !rv.present) continue;
+    batch = std::max(batch, rv.kernel.shape[0]);
+    if (role.role == Role::kA && !have_m) {
+      view.problem.m = rv.kernel.shape[1];
+      view.problem.k = k = rv.kernel.shape[2];
+      have_m = true;
+    } else if (role.role == Role::kB && !have_n) {
+      view.problem.n = rv.kernel.shape[1];
+      have_n = true;
+    }
+  }
+  view.problem.batch = batch;
+}
+
+}  // namespace fusedgemm::recipe

@@ -1,0 +1,49 @@
+// One call as the rules see it: per role, the buffer the caller gave, re-labelled from the
+// graph's declared axis order into the kernel's, and the problem size the call implies.
+// Built on the stack for every call; nothing here allocates.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "fusedgemm/layout.h"
+#include "fusedgemm/plan.h"
+#include "kernels/kernel_args.h"
+#include "recipe/recipe.h"
+
+namespace fusedgemm::recipe {
+
+// Roles one plan can have: every kernel parameter is one role.
+inline constexpr int kMaxRoles = kernels::kMaxKernelBuffers;
+
+struct RoleView {
+  const void* data = nullptr;
+  bool present = false;
+  int rank = kRank;        // as the caller gave it
+  Layout given;            // declared axis order, leading axes of extent 1 added
+  Layout kernel;           // kernel axis order
+  DataType data_type = DataType::kNotSet;  // as the view said
+};
+
+struct CallView {
+  fusion::ProblemShape problem;
+  int role_count = 0;
+  std::array<RoleView, kMaxRoles> roles;
+  const void* workspace = nullptr;
+  std::uint64_t workspace_bytes = 0;
+  int plan_ordinal = 0;
+  int current_ordinal = 0;
+};
+
+// Re-labels every role of `pack` and derives the problem: M and K from the first A, N from
+// the first B, batch the largest operand batch. A bare address reads as the declared
+// layout. A view whose (shape, stride) equals the declaration, or whose K axis sits where
+// the declaration puts it, reads in declared order (at N == K both readings fit; the
+// declaration wins); otherwise in kernel order.
+void resolve(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
+             int plan_ordinal, int current_ordinal, CallView& view) noexcept;
+
+// The extent a role's axis must have in this call.
+std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& problem) noexcept;
+
+}  // namespace fusedgemm::recipe

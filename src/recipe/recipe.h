@@ -1,0 +1,102 @@
+// The recipe: every fact about a plan's calls that no runtime value can change, read once
+// at build (DESIGN.md section 6). Per role — a buffer filling two roles (matmul(A, A))
+// has two entries — in the argument plan's order: role i fills kernel parameter i.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusedgemm/data_type.h"
+#include "fusedgemm/layout.h"
+#include "fusedgemm/ops.h"
+#include "fusedgemm/role.h"
+#include "fusedgemm/status.h"
+#include "fusion/fusion_program.h"
+#include "recipe/kernel_config.h"
+
+namespace fusedgemm::recipe {
+
+// What a kernel parameter is, in fusion-program terms.
+enum class ParamKind : std::uint8_t {
+  kOperand,         // program.operands[index]
+  kOperandScale,    // program.operands[index].block_scale
+  kAux,             // program.aux[index]
+  kOutput,          // program.outputs[index]
+  kTap,             // program.taps[index]
+  kQuantized,       // program.quantized_outputs[index] values
+  kQuantizedScale,  // program.quantized_outputs[index] scales
+};
+
+// Where one axis's extent comes from in a call: 1, or a problem extent divided (rounding
+// up) by a block size.
+enum class Extent : std::uint8_t { kOne, kBatch, kM, kN, kK };
+
+struct AxisRule {
+  Extent source = Extent::kOne;
+  std::int64_t divisor = 1;  // block size of a scale buffer, else 1
+};
+
+// Which batches a role accepts, given the call's batch b.
+enum class BatchRule : std::uint8_t {
+  kBroadcast,  // 1 only
+  kFull,       // b only
+  kEither,     // 1 (broadcast) or b — declared in a graph of batch 1
+};
+
+struct RoleFacts {
+  Role role = Role::kA;
+  ParamKind kind = ParamKind::kOperand;
+  int index = 0;  // into the fusion program's list for `kind`
+  int slot = 0;   // the bound-pack slot (one per buffer) the role reads
+  std::string name;
+  DataType data_type = DataType::kNotSet;
+  int packing = 1;              // elements per byte-sized unit (2 for fp4)
+  Layout declared;              // as declared, declared axis order
+  std::array<int, kRank> kernel_axes{0, 1, 2};  // kernel axis i is declared axis kernel_axes[i]
+  std::array<AxisRule, kRank> shape;            // per kernel axis
+  BatchRule batch = BatchRule::kFull;
+  // Kernel axis that must have unit stride, or -1 where any layout is read.
+  int contiguous_axis = -1;
+  std::int64_t contiguous_modulus = 1;  // elements; 1 where TMA does not read the role
+  bool tma = false;                     // non-unit strides must be 16-byte multiples
+  std::int64_t alignment_bytes = 1;     // of the base address
+  bool written = false;                 // an output, tap or quantized output
+  fusion::Broadcast broadcast = fusion::Broadcast::kFull;  // aux only
+  // Taps: the reduction and the word written before the kernel accumulates.
+  ReductionMode mode = ReductionMode::kAdd;
+  std::uint32_t seed_word = 0;
+  // Block scales: the block size in declared (rows, cols), and that the buffer must be one
+  // dense run.
+  std::int64_t block_rows = 1;
+  std::int64_t block_cols = 1;
+};
+
+struct Slot {
+  std::int64_t uid = 0;
+  std::string name;
+  int first_role = 0;
+};
+
+struct Recipe {
+  std::shared_ptr<const fusion::FusionProgram> program;
+  KernelConfig config;
+  std::vector<RoleFacts> roles;  // argument-plan order
+  std::vector<Slot> slots;       // one per buffer of the program, in its buffer order
+  // Roles (indices) that must share one layout: the same role of several GEMMs.
+  std::vector<std::vector<int>> layout_groups;
+  std::uint64_t workspace_bytes = 0;
+  int taps = 0;  // roles with Role::kTap
+};
+
+// The seed word of a tap: the identity of its reduction, as fp32 bits.
+std::uint32_t seed_word(ReductionMode mode);
+
+// Reads the fusion program and the kernel configuration into a recipe; fails with
+// kDeclined when the program needs more kernel parameters than a kernel has.
+Result<Recipe> make_recipe(std::shared_ptr<const fusion::FusionProgram> program,
+                           const KernelConfig& config);
+
+}  // namespace fusedgemm::recipe

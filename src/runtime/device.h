@@ -1,0 +1,77 @@
+// The device interface the execute path talks to: 32-bit fills for seeds, kernel loading
+// and launching. Implementations: CudaDevice (driver API), HostDevice (interpreter), and a
+// do-nothing device the host-cost benchmark uses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusedgemm/device.h"
+#include "fusedgemm/status.h"
+#include "fusion/fusion_program.h"
+#include "kernels/kernel_args.h"
+#include "recipe/recipe.h"
+
+namespace fusedgemm::runtime {
+
+using Stream = void*;  // a CUstream on CUDA; the host device ignores it
+
+// `height` rows of `width_words` 32-bit words, each row `pitch_bytes` after the previous
+// (cuMemsetD2D32Async's shape).
+struct Fill32 {
+  void* data = nullptr;
+  std::uint64_t pitch_bytes = 0;
+  std::uint64_t width_words = 0;
+  std::uint64_t height = 0;
+  std::uint32_t word = 0;
+};
+
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {128, 1, 1};
+  unsigned cluster[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+// One kernel parameter in fusion-program terms: parameter i is recipe role i.
+struct KernelParam {
+  recipe::ParamKind kind = recipe::ParamKind::kOperand;
+  int index = 0;
+};
+
+// What a device loads: a cubin for CUDA; the fusion program and its argument plan for the
+// host device, which interprets them.
+struct KernelImage {
+  std::string entry;
+  std::vector<std::uint8_t> cubin;
+  std::shared_ptr<const fusion::FusionProgram> program;
+  std::vector<KernelParam> params;
+};
+
+// A kernel a device has loaded; only the device that made it can launch it.
+class LoadedKernel {
+ public:
+  virtual ~LoadedKernel() = default;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual std::string_view name() const noexcept = 0;
+  virtual bool is_host() const noexcept = 0;
+  // The device plans built on this object run on.
+  virtual int ordinal() const noexcept = 0;
+  // The device the calling thread's work would go to now (CUDA: the current context's).
+  virtual int current_ordinal() const noexcept = 0;
+
+  virtual Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) = 0;
+  virtual Status fill(const Fill32& fill, Stream stream) noexcept = 0;
+  virtual Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
+                        const kernels::KernelArgs& args, Stream stream) noexcept = 0;
+};
+
+}  // namespace fusedgemm::runtime

@@ -1,0 +1,67 @@
+#include "runtime/seeds.h"
+
+#include <algorithm>
+#include <array>
+
+namespace fusedgemm::runtime {
+namespace {
+
+struct Axis {
+  std::int64_t extent;
+  std::int64_t stride;
+};
+
+}  // namespace
+
+SeedPlan plan_seed(void* data, const Layout& layout, std::uint32_t word) noexcept {
+  // Axes that matter, innermost (smallest stride) first, dense neighbours merged.
+  std::array<Axis, kRank> axes{};
+  int n = 0;
+  for (int i = 0; i < kRank; ++i) {
+    if (layout.shape[i] > 1) axes[n++] = {layout.shape[i], layout.stride[i]};
+  }
+  std::sort(axes.begin(), axes.begin() + n,
+            [](const Axis& a, const Axis& b) { return a.stride < b.stride; });
+  int merged = 0;
+  for (int i = 0; i < n; ++i) {
+    if (merged > 0 && axes[merged - 1].stride * axes[merged - 1].extent == axes[i].stride) {
+      axes[merged - 1].extent *= axes[i].extent;
+    } else {
+      axes[merged++] = axes[i];
+    }
+  }
+
+  SeedPlan plan;
+  plan.fill.data = data;
+  plan.fill.word = word;
+  plan.fill.width_words = 1;
+  plan.fill.height = 1;
+  plan.fill.pitch_bytes = 4;
+  int next = 0;
+  if (next < merged && axes[next].stride == 1) plan.fill.width_words = axes[next++].extent;
+  plan.fill.pitch_bytes = plan.fill.width_words * 4;
+  if (next < merged) {
+    plan.fill.height = axes[next].extent;
+    plan.fill.pitch_bytes = axes[next].stride * 4;
+    ++next;
+  }
+  for (int r = 0; r < 2 && next < merged; ++r, ++next) {
+    plan.repeat[r] = axes[next].extent;
+    plan.repeat_stride_bytes[r] = axes[next].stride * 4;
+  }
+  return plan;
+}
+
+Status issue_seed(Device& device, const SeedPlan& plan, Stream stream) noexcept {
+  auto* base = static_cast<std::uint8_t*>(plan.fill.data);
+  for (std::uint64_t i = 0; i < plan.repeat[1]; ++i) {
+    for (std::uint64_t j = 0; j < plan.repeat[0]; ++j) {
+      Fill32 fill = plan.fill;
+      fill.data = base + i * plan.repeat_stride_bytes[1] + j * plan.repeat_stride_bytes[0];
+      if (Status s = device.fill(fill, stream); !s) return s;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace fusedgemm::runtime
