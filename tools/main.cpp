@@ -1,1 +1,46 @@
-int main() { return 0; }
+// fusedgemm: validate, analyze, run and explain fused GEMM graphs from the command line.
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace fusedgemm::tool;
+  CLI::App app{"fusedgemm: fused GEMM graphs for NVIDIA Hopper"};
+  app.require_subcommand(1);
+
+  std::string path;
+  auto* validate = app.add_subcommand("validate", "validate a graph and print it");
+  validate->add_option("graph", path, "graph JSON file")->required();
+
+  auto* analyze = app.add_subcommand("analyze", "print a graph's fusion program and support verdict");
+  analyze->add_option("graph", path, "graph JSON file")->required();
+
+  RunOptions run_options;
+  auto* run = app.add_subcommand(
+      "run", "build, execute on random inputs and check every output against an fp64 reference");
+  run->add_option("graph", run_options.path, "graph JSON file, or a folder of them")->required();
+  run->add_option("--m", run_options.m, "rows of the problem");
+  run->add_option("--n", run_options.n, "columns of the problem");
+  run->add_option("--k", run_options.k, "reduction extent of the problem");
+  run->add_option("--batch", run_options.batch, "batch of the problem");
+  run->add_option("--seed", run_options.seed, "seed of the random inputs");
+
+  std::string call_path;
+  bool list_rules = false;
+  auto* explain = app.add_subcommand(
+      "explain", "print a plan's recipe, or the verdict on a call (CALL.json), or the rule table");
+  explain->add_flag("--rules", list_rules, "print the rule table");
+  explain->add_option("graph", path, "graph JSON file");
+  explain->add_option("call", call_path, "call JSON file (docs/call-json.md)");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*validate) return validate_command(path);
+  if (*analyze) return analyze_command(path);
+  if (*run) return run_command(run_options);
+  if (list_rules) return explain_rules_command();
+  if (path.empty()) {
+    std::fprintf(stderr, "explain: give a graph (and optionally a call), or --rules\n");
+    return 2;
+  }
+  return explain_command(path, call_path);
+}

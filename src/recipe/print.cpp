@@ -1,0 +1,70 @@
+#include "recipe/print.h"
+
+#include <fmt/format.h>
+
+namespace fusedgemm::recipe {
+namespace {
+
+std::string axis_rule(const AxisRule& rule) {
+  if (rule.divisor == 1) return std::string(to_string(rule.source));
+  return fmt::format("{}/{}", to_string(rule.source), rule.divisor);
+}
+
+}  // namespace
+
+std::string_view to_string(Extent extent) {
+  switch (extent) {
+    case Extent::kOne: return "1";
+    case Extent::kBatch: return "batch";
+    case Extent::kM: return "M";
+    case Extent::kN: return "N";
+    case Extent::kK: return "K";
+  }
+  return "?";
+}
+
+std::string_view to_string(BatchRule rule) {
+  switch (rule) {
+    case BatchRule::kBroadcast: return "1";
+    case BatchRule::kFull: return "b";
+    case BatchRule::kEither: return "1 or b";
+  }
+  return "?";
+}
+
+std::string to_string(const Recipe& recipe) {
+  const auto& p = recipe.program->problem;
+  const auto& c = recipe.config;
+  std::string out = fmt::format(
+      "recipe for '{}': declared batch {} M {} N {} K {}; tile {}x{}x{}, {} stages, {} threads\n",
+      recipe.program->graph_name, p.batch, p.m, p.n, p.k, c.tile_m, c.tile_n, c.tile_k, c.stages,
+      c.threads);
+  out += "argument plan (kernel parameter: role):\n";
+  for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
+    const auto& r = recipe.roles[i];
+    out += fmt::format(
+        "  {:>2}: {:<6} '{}' uid {} {} shape [{}, {}, {}] batch {} kernel axes ({}, {}, {})",
+        i, fusedgemm::to_string(r.role), r.name, recipe.slots[r.slot].uid,
+        fusedgemm::to_string(r.data_type), axis_rule(r.shape[0]), axis_rule(r.shape[1]),
+        axis_rule(r.shape[2]), to_string(r.batch), r.kernel_axes[0], r.kernel_axes[1],
+        r.kernel_axes[2]);
+    if (r.contiguous_axis >= 0) {
+      out += fmt::format(" unit-stride axis {} (extent % {})", r.contiguous_axis,
+                         r.contiguous_modulus);
+    }
+    out += fmt::format(" align {} B", r.alignment_bytes);
+    if (r.role == Role::kTap) {
+      out += fmt::format(" {} seed {:#010x}", fusedgemm::to_string(r.mode), r.seed_word);
+    }
+    out += "\n";
+  }
+  for (const auto& group : recipe.layout_groups) {
+    std::vector<std::string> names;
+    for (int role : group) names.push_back(fmt::format("'{}'", recipe.roles[role].name));
+    out += fmt::format("layout group: {}\n", fmt::join(names, ", "));
+  }
+  out += fmt::format("workspace: {} bytes\n", recipe.workspace_bytes);
+  return out;
+}
+
+}  // namespace fusedgemm::recipe

@@ -1,0 +1,53 @@
+#include "reference/compare.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace fusedgemm::reference {
+
+double relative_tolerance(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return 1e-3;
+    case DataType::kFloat16: return 5e-3;
+    case DataType::kBFloat16: return 1e-2;
+    case DataType::kFp8E4M3: return 7e-2;
+    case DataType::kFp8E5M2: return 1.5e-1;
+    case DataType::kFp4E2M1: return 3e-1;
+    default: return 1e-2;  // integers and e8m0 compare after the reference's rounding
+  }
+}
+
+std::string Comparison::summary() const {
+  return fmt::format("rel_err {:.1e} (tol {:.1e}), {} NaN of {}", relative_error, tolerance,
+                     nan_count, element_count);
+}
+
+Comparison compare(const HostTensor& got, const OutputValues& expected) {
+  Comparison c;
+  c.tolerance = relative_tolerance(expected.type);
+  const bool integer = !is_float(expected.type);
+  const auto& ref = integer ? expected.rounded : expected.values;
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  const Dims& d = expected.dims;
+  for (std::int64_t b = 0; b < d[0]; ++b) {
+    for (std::int64_t r = 0; r < d[1]; ++r) {
+      for (std::int64_t col = 0; col < d[2]; ++col) {
+        const double want = ref[dense_index(d, b, r, col)];
+        const double have = got.at(b, r, col);
+        ++c.element_count;
+        if (!std::isfinite(have) && std::isfinite(want)) {
+          ++c.nan_count;
+          continue;
+        }
+        diff2 += (have - want) * (have - want);
+        ref2 += want * want;
+      }
+    }
+  }
+  c.relative_error = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return c;
+}
+
+}  // namespace fusedgemm::reference

@@ -1,0 +1,323 @@
+#include "runtime/host_device.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "runtime/numeric.h"
+
+namespace fusedgemm::runtime {
+namespace {
+
+using fusion::EpilogueOp;
+using kernels::BufferArg;
+using recipe::ParamKind;
+
+// For each list of the fusion program, the kernel parameter that carries each entry.
+struct ParamIndex {
+  std::vector<int> operand, operand_scale, aux, output, tap, quantized, quantized_scale;
+};
+
+class HostKernel final : public LoadedKernel {
+ public:
+  HostKernel(std::shared_ptr<const fusion::FusionProgram> p, std::vector<KernelParam> params)
+      : program(std::move(p)) {
+    const auto& prog = *program;
+    index.operand.assign(prog.operands.size(), -1);
+    index.operand_scale.assign(prog.operands.size(), -1);
+    index.aux.assign(prog.aux.size(), -1);
+    index.output.assign(prog.outputs.size(), -1);
+    index.tap.assign(prog.taps.size(), -1);
+    index.quantized.assign(prog.quantized_outputs.size(), -1);
+    index.quantized_scale.assign(prog.quantized_outputs.size(), -1);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      list(params[i].kind)[params[i].index] = static_cast<int>(i);
+    }
+  }
+
+  std::vector<int>& list(ParamKind kind) {
+    switch (kind) {
+      case ParamKind::kOperand: return index.operand;
+      case ParamKind::kOperandScale: return index.operand_scale;
+      case ParamKind::kAux: return index.aux;
+      case ParamKind::kOutput: return index.output;
+      case ParamKind::kTap: return index.tap;
+      case ParamKind::kQuantized: return index.quantized;
+      case ParamKind::kQuantizedScale: return index.quantized_scale;
+    }
+    return index.operand;
+  }
+
+  std::shared_ptr<const fusion::FusionProgram> program;
+  ParamIndex index;
+};
+
+std::int64_t offset(const BufferArg& arg, std::int64_t i0, std::int64_t i1, std::int64_t i2) {
+  return i0 * arg.stride[0] + i1 * arg.stride[1] + i2 * arg.stride[2];
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float apply(const PointwiseAttributes& pw, const float* in) {
+  const float x = in[0];
+  switch (pw.mode) {
+    case PointwiseMode::kIdentity: return x;
+    case PointwiseMode::kRelu: {
+      const float lower = pw.relu_lower_clip.value_or(0.0f);
+      const float upper = pw.relu_upper_clip.value_or(std::numeric_limits<float>::infinity());
+      const float slope = pw.relu_lower_clip_slope.value_or(0.0f);
+      return x > lower ? std::min(x, upper) : lower + slope * (x - lower);
+    }
+    case PointwiseMode::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case PointwiseMode::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case PointwiseMode::kSilu: return x * sigmoid(pw.swish_beta.value_or(1.0f) * x);
+    case PointwiseMode::kSigmoid: return sigmoid(x);
+    case PointwiseMode::kTanh: return std::tanh(x);
+    case PointwiseMode::kExp: return std::exp(x);
+    case PointwiseMode::kLog: return std::log(x);
+    case PointwiseMode::kAbs: return std::fabs(x);
+    case PointwiseMode::kNeg: return -x;
+    case PointwiseMode::kSqrt: return std::sqrt(x);
+    case PointwiseMode::kRsqrt: return 1.0f / std::sqrt(x);
+    case PointwiseMode::kReciprocal: return 1.0f / x;
+    case PointwiseMode::kSquare: return x * x;
+    case PointwiseMode::kAdd: return x + in[1];
+    case PointwiseMode::kSub: return x - in[1];
+    case PointwiseMode::kMul: return x * in[1];
+    case PointwiseMode::kDiv: return x / in[1];
+    case PointwiseMode::kMax: return std::fmax(x, in[1]);
+    case PointwiseMode::kMin: return std::fmin(x, in[1]);
+    case PointwiseMode::kPow: return std::pow(x, in[1]);
+    case PointwiseMode::kCmpGt: return x > in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kCmpGe: return x >= in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kCmpLt: return x < in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kCmpLe: return x <= in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kCmpEq: return x == in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kCmpNe: return x != in[1] ? 1.0f : 0.0f;
+    case PointwiseMode::kSelect: return in[2] != 0.0f ? x : in[1];
+  }
+  return x;
+}
+
+float combine(ReductionMode mode, float acc, float v, float inv_count) {
+  switch (mode) {
+    case ReductionMode::kAdd: return acc + v;
+    case ReductionMode::kMax: return std::fmax(acc, v);
+    case ReductionMode::kMin: return std::fmin(acc, v);
+    case ReductionMode::kAmax: return std::fmax(acc, std::fabs(v));
+    case ReductionMode::kAvg: return acc + v * inv_count;
+    case ReductionMode::kMul: return acc * v;
+    case ReductionMode::kNorm1: return acc + std::fabs(v);
+    case ReductionMode::kNorm2: return acc + v * v;
+  }
+  return acc;
+}
+
+class Interpreter {
+ public:
+  Interpreter(const HostKernel& kernel, const kernels::KernelArgs& args)
+      : p_(*kernel.program), ix_(kernel.index), args_(args) {}
+
+  void run() {
+    values_.resize(p_.epilogue.size());
+    accumulators_.resize(p_.gemms.size());
+    quantize_input_.resize(p_.quantized_outputs.size());
+    for (auto& q : quantize_input_) q.resize(args_.batch * args_.m * args_.n);
+    for (std::int64_t b = 0; b < args_.batch; ++b) {
+      for (std::int64_t m = 0; m < args_.m; ++m) {
+        for (std::int64_t n = 0; n < args_.n; ++n) point(b, m, n);
+      }
+    }
+    finish_taps();
+    quantize();
+  }
+
+ private:
+  const BufferArg& arg(int param) const { return args_.buffers[param]; }
+
+  DataType type_of(int buffer) const { return p_.buffers[buffer].data_type; }
+
+  // Block scales multiply each product; both operands of a GEMM are scaled or neither is.
+  double scale(int operand, std::int64_t b, std::int64_t mn, std::int64_t k) const {
+    const auto& op = p_.operands[operand];
+    if (!op.block_scale) return 1.0;
+    const auto& s = *op.block_scale;
+    const BufferArg& a = arg(ix_.operand_scale[operand]);
+    // A's scales are (b, M/rows, K/cols); B's, declared (b, K/rows, N/cols), are read in
+    // kernel order (b, N/cols, K/rows).
+    const bool is_a = op.role == Role::kA;
+    const std::int64_t i1 = is_a ? mn / s.block_rows : mn / s.block_cols;
+    const std::int64_t i2 = is_a ? k / s.block_cols : k / s.block_rows;
+    return numeric::load_double(s.scale_type, a.data, offset(a, b, i1, i2));
+  }
+
+  float dot(int gemm, std::int64_t b, std::int64_t m, std::int64_t n) const {
+    const auto& g = p_.gemms[gemm];
+    const BufferArg& a = arg(ix_.operand[g.a]);
+    const BufferArg& bb = arg(ix_.operand[g.b]);
+    const DataType ta = type_of(p_.operands[g.a].buffer);
+    const DataType tb = type_of(p_.operands[g.b].buffer);
+    double sum = 0.0;
+    for (std::int64_t k = 0; k < args_.k; ++k) {
+      sum += numeric::load_double(ta, a.data, offset(a, b, m, k)) * scale(g.a, b, m, k) *
+             numeric::load_double(tb, bb.data, offset(bb, b, n, k)) * scale(g.b, b, n, k);
+    }
+    return static_cast<float>(sum);
+  }
+
+  void point(std::int64_t b, std::int64_t m, std::int64_t n) {
+    for (std::size_t g = 0; g < p_.gemms.size(); ++g) {
+      accumulators_[g] = dot(static_cast<int>(g), b, m, n);
+    }
+    for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
+      const auto& node = p_.epilogue[i];
+      float v = 0.0f;
+      switch (node.op) {
+        case EpilogueOp::kAccumulator: v = accumulators_[node.gemm]; break;
+        case EpilogueOp::kAuxLoad: {
+          const BufferArg& a = arg(ix_.aux[node.aux]);
+          v = numeric::load(type_of(p_.aux[node.aux].buffer), a.data, offset(a, b, m, n));
+          break;
+        }
+        case EpilogueOp::kPointwise: {
+          float in[3] = {0.0f, 0.0f, 0.0f};
+          for (std::size_t j = 0; j < node.inputs.size() && j < 3; ++j) {
+            in[j] = values_[node.inputs[j]];
+          }
+          v = apply(node.pointwise, in);
+          break;
+        }
+      }
+      values_[i] = node.round_to == DataType::kFloat32 ? v : numeric::round_to(node.round_to, v);
+    }
+    for (std::size_t i = 0; i < p_.outputs.size(); ++i) {
+      const auto& o = p_.outputs[i];
+      const BufferArg& a = arg(ix_.output[i]);
+      numeric::store(type_of(o.buffer), a.data, offset(a, b, m, n), values_[o.value]);
+    }
+    for (std::size_t i = 0; i < p_.taps.size(); ++i) {
+      const auto& t = p_.taps[i];
+      const BufferArg& a = arg(ix_.tap[i]);
+      auto* word = static_cast<float*>(a.data) + offset(a, b, m, n);
+      *word = combine(t.mode, *word, values_[t.value], inv_count(a));
+    }
+    for (std::size_t i = 0; i < p_.quantized_outputs.size(); ++i) {
+      quantize_input_[i][(b * args_.m + m) * args_.n + n] =
+          values_[p_.quantized_outputs[i].value];
+    }
+  }
+
+  // 1 / (points reduced into one tap element): avg adds v / count, needing no second pass.
+  float inv_count(const BufferArg& tap) const {
+    double count = 1.0;
+    const std::int64_t extents[3] = {args_.batch, args_.m, args_.n};
+    for (int axis = 0; axis < 3; ++axis) {
+      if (tap.shape[axis] == 1) count *= static_cast<double>(extents[axis]);
+    }
+    return static_cast<float>(1.0 / count);
+  }
+
+  void finish_taps() {
+    for (std::size_t i = 0; i < p_.taps.size(); ++i) {
+      if (p_.taps[i].mode != ReductionMode::kNorm2) continue;
+      const BufferArg& a = arg(ix_.tap[i]);
+      for (std::int64_t i0 = 0; i0 < a.shape[0]; ++i0) {
+        for (std::int64_t i1 = 0; i1 < a.shape[1]; ++i1) {
+          for (std::int64_t i2 = 0; i2 < a.shape[2]; ++i2) {
+            auto* word = static_cast<float*>(a.data) + offset(a, i0, i1, i2);
+            *word = std::sqrt(*word);
+          }
+        }
+      }
+    }
+  }
+
+  // Per block of block_cols values along N: scale = amax / max_finite(type) (1 when the
+  // block is all zeros), values stored as v / scale.
+  void quantize() {
+    for (std::size_t i = 0; i < p_.quantized_outputs.size(); ++i) {
+      const auto& q = p_.quantized_outputs[i];
+      const BufferArg& y = arg(ix_.quantized[i]);
+      const BufferArg& s = arg(ix_.quantized_scale[i]);
+      const DataType ty = type_of(q.buffer);
+      const DataType ts = type_of(q.scale_buffer);
+      const auto& in = quantize_input_[i];
+      for (std::int64_t b = 0; b < args_.batch; ++b) {
+        for (std::int64_t m = 0; m < args_.m; ++m) {
+          for (std::int64_t n0 = 0; n0 < args_.n; n0 += q.block_cols) {
+            const std::int64_t n1 = std::min(args_.n, n0 + q.block_cols);
+            const float* row = &in[(b * args_.m + m) * args_.n];
+            float amax = 0.0f;
+            for (std::int64_t n = n0; n < n1; ++n) amax = std::fmax(amax, std::fabs(row[n]));
+            float sc = amax == 0.0f ? 1.0f
+                                    : static_cast<float>(amax / numeric::max_finite(ty));
+            sc = numeric::round_to(ts, sc);
+            numeric::store(ts, s.data, offset(s, b, m / q.block_rows, n0 / q.block_cols), sc);
+            for (std::int64_t n = n0; n < n1; ++n) {
+              numeric::store(ty, y.data, offset(y, b, m, n), row[n] / sc);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  const fusion::FusionProgram& p_;
+  const ParamIndex& ix_;
+  const kernels::KernelArgs& args_;
+  std::vector<float> values_;
+  std::vector<float> accumulators_;
+  std::vector<std::vector<float>> quantize_input_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const LoadedKernel>> HostDevice::load(const KernelImage& image) {
+  FG_CHECK(image.program != nullptr, ErrorCode::kInvalidArgument,
+           fmt::format("host device: kernel '{}' has no fusion program to interpret",
+                       image.entry));
+  return std::shared_ptr<const LoadedKernel>(
+      std::make_shared<HostKernel>(image.program, image.params));
+}
+
+Status HostDevice::fill(const Fill32& f, Stream) noexcept {
+  auto* base = static_cast<std::uint8_t*>(f.data);
+  for (std::uint64_t row = 0; row < f.height; ++row) {
+    auto* words = reinterpret_cast<std::uint32_t*>(base + row * f.pitch_bytes);
+    for (std::uint64_t i = 0; i < f.width_words; ++i) words[i] = f.word;
+  }
+  return Status::ok();
+}
+
+Status HostDevice::launch(const LoadedKernel& kernel, const LaunchConfig&,
+                          const kernels::KernelArgs& args, Stream) noexcept {
+  const auto* host = dynamic_cast<const HostKernel*>(&kernel);
+  if (host == nullptr) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "host device: launch of a kernel another device loaded");
+  }
+  try {
+    Interpreter(*host, args).run();
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kUnavailable, "host device: out of host memory for the launch");
+  }
+  return Status::ok();
+}
+
+}  // namespace fusedgemm::runtime
+
+namespace fusedgemm {
+
+std::shared_ptr<Device> make_host_device() { return std::make_shared<runtime::HostDevice>(); }
+
+std::shared_ptr<Device> default_device() {
+  auto cuda = make_cuda_device(0);
+  if (cuda) return cuda.value();
+  return make_host_device();
+}
+
+}  // namespace fusedgemm

@@ -1,0 +1,182 @@
+#include "runtime/plan_state.h"
+
+#include <fmt/format.h>
+
+#include "recipe/rules.h"
+#include "runtime/seeds.h"
+
+namespace fusedgemm::runtime {
+namespace {
+
+std::vector<int> call_rows_of_table() {
+  std::vector<int> rows;
+  const auto table = recipe::rule_table();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i].scope == recipe::RuleScope::kCall) rows.push_back(static_cast<int>(i));
+  }
+  return rows;
+}
+
+std::map<std::int64_t, int> slots_by_uid(const recipe::Recipe& r) {
+  std::map<std::int64_t, int> map;
+  for (std::size_t i = 0; i < r.slots.size(); ++i) map[r.slots[i].uid] = static_cast<int>(i);
+  return map;
+}
+
+std::map<std::string, int, std::less<>> slots_by_name(const recipe::Recipe& r) {
+  std::map<std::string, int, std::less<>> map;
+  for (std::size_t i = 0; i < r.slots.size(); ++i) map[r.slots[i].name] = static_cast<int>(i);
+  return map;
+}
+
+}  // namespace
+
+PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
+                     std::shared_ptr<Device> device_, std::shared_ptr<const LoadedKernel> kernel_,
+                     recipe::Recipe recipe_)
+    : engine(engine_),
+      declined(std::move(declined_)),
+      device(std::move(device_)),
+      kernel(std::move(kernel_)),
+      recipe(std::move(recipe_)),
+      call_rows(call_rows_of_table()),
+      deferrals(new std::atomic<std::uint64_t>[recipe::rule_table().size()]()),
+      slot_by_uid(slots_by_uid(recipe)),
+      slot_by_name(slots_by_name(recipe)) {}
+
+Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
+  BoundPack bound;
+  bound.buffers_.resize(recipe.slots.size());
+  std::vector<bool> given(recipe.slots.size(), false);
+  for (const auto& entry : pack.entries()) {
+    int slot = -1;
+    std::string key;
+    if (const auto* uid = std::get_if<std::int64_t>(&entry.key)) {
+      key = fmt::format("uid {}", *uid);
+      if (auto it = slot_by_uid.find(*uid); it != slot_by_uid.end()) slot = it->second;
+    } else {
+      const auto& name = std::get<std::string>(entry.key);
+      key = fmt::format("name '{}'", name);
+      if (auto it = slot_by_name.find(name); it != slot_by_name.end()) slot = it->second;
+    }
+    FG_CHECK(slot >= 0, ErrorCode::kIllegalCall,
+             fmt::format("pack_unknown_tensor: {} names no buffer of this plan; legal: the "
+                         "plan's tensors (see Plan::describe)",
+                         key));
+    FG_CHECK(!given[slot], ErrorCode::kIllegalCall,
+             fmt::format("pack_duplicate_tensor: {} gives tensor '{}' a second buffer; legal: "
+                         "one buffer per tensor",
+                         key, recipe.slots[slot].name));
+    given[slot] = true;
+    const BufferView& view = entry.buffer;
+    FG_CHECK(!view.is_view || (view.shape.size() == view.stride.size() &&
+                               !view.shape.empty() && view.shape.size() <= 3),
+             ErrorCode::kIllegalCall,
+             fmt::format("view_rank: tensor '{}': view with {} extents and {} strides; legal: "
+                         "1 to 3 extents and as many strides",
+                         recipe.slots[slot].name, view.shape.size(), view.stride.size()));
+    auto& b = bound.buffers_[slot];
+    b.data = view.data;
+    b.is_view = view.is_view;
+    b.data_type = view.data_type;
+    b.rank = view.is_view ? static_cast<int>(view.shape.size()) : kRank;
+    for (std::size_t i = 0; i < view.shape.size() && view.is_view; ++i) {
+      b.shape[i] = view.shape[i];
+      b.stride[i] = view.stride[i];
+    }
+  }
+  return bound;
+}
+
+Status PlanState::check_pack(const BoundPack& pack) const {
+  if (pack.size() == recipe.slots.size()) return Status::ok();
+  return Status(ErrorCode::kIllegalCall,
+                fmt::format("bound_pack: pack holds {} buffers but this plan has {}; legal: a "
+                            "pack bound by this plan",
+                            pack.size(), recipe.slots.size()));
+}
+
+void PlanState::resolve(const BoundPack& pack, const Workspace& workspace,
+                        recipe::CallView& view) const noexcept {
+  recipe::resolve(recipe, pack, workspace, device->ordinal(), device->current_ordinal(), view);
+}
+
+int PlanState::first_broken(const recipe::CallView& view, int* role) const noexcept {
+  const auto table = recipe::rule_table();
+  for (int row : call_rows) {
+    const int r = table[row].call_violation(recipe, view);
+    if (r >= 0) {
+      *role = r;
+      return row;
+    }
+  }
+  return -1;
+}
+
+Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
+                          Stream stream) const {
+  FG_TRY(check_pack(pack));
+  recipe::CallView view;
+  resolve(pack, workspace, view);
+  int role = -1;
+  if (const int row = first_broken(view, &role); row >= 0) {
+    deferrals[row].fetch_add(1, std::memory_order_relaxed);
+    return Status(ErrorCode::kIllegalCall,
+                  recipe::rule_table()[row].call_explain(recipe, view, role));
+  }
+
+  // Every rule passed: plan all seeds, then issue them, then launch.
+  SeedPlan seeds[recipe::kMaxRoles];
+  int seed_count = 0;
+  for (int i = 0; i < view.role_count; ++i) {
+    const auto& r = recipe.roles[i];
+    if (r.role != Role::kTap) continue;
+    seeds[seed_count++] =
+        plan_seed(const_cast<void*>(view.roles[i].data), view.roles[i].given, r.seed_word);
+  }
+  for (int i = 0; i < seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
+
+  kernels::KernelArgs args;
+  fill_kernel_args(view, args);
+  return device->launch(*kernel, launch_config(recipe.config, view.problem), args, stream);
+}
+
+Verdict PlanState::explain(const BoundPack& pack, const Workspace& workspace) const {
+  if (Status s = check_pack(pack); !s) return {"bound_pack", s.message()};
+  recipe::CallView view;
+  resolve(pack, workspace, view);
+  int role = -1;
+  const int row = first_broken(view, &role);
+  if (row < 0) return {"", "legal"};
+  const auto& rule = recipe::rule_table()[row];
+  return {std::string(rule.id), rule.call_explain(recipe, view, role)};
+}
+
+void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept {
+  args.batch = view.problem.batch;
+  args.m = view.problem.m;
+  args.n = view.problem.n;
+  args.k = view.problem.k;
+  args.buffer_count = view.role_count;
+  for (int i = 0; i < view.role_count; ++i) {
+    const auto& k = view.roles[i].kernel;
+    auto& b = args.buffers[i];
+    b.data = const_cast<void*>(view.roles[i].data);
+    for (int axis = 0; axis < kRank; ++axis) {
+      b.shape[axis] = k.shape[axis];
+      b.stride[axis] = k.shape[axis] == 1 ? 0 : k.stride[axis];
+    }
+  }
+}
+
+LaunchConfig launch_config(const recipe::KernelConfig& config,
+                           const fusion::ProblemShape& problem) noexcept {
+  LaunchConfig launch;
+  launch.grid[0] = static_cast<unsigned>((problem.n + config.tile_n - 1) / config.tile_n);
+  launch.grid[1] = static_cast<unsigned>((problem.m + config.tile_m - 1) / config.tile_m);
+  launch.grid[2] = static_cast<unsigned>(problem.batch);
+  launch.block[0] = static_cast<unsigned>(config.threads);
+  return launch;
+}
+
+}  // namespace fusedgemm::runtime

@@ -1,0 +1,57 @@
+// What a Plan holds: the recipe, the loaded kernel and its device, immutable after build.
+// The one execute implementation lives here; every public overload reaches it.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fusedgemm/plan.h"
+#include "recipe/call_view.h"
+#include "recipe/recipe.h"
+#include "runtime/device.h"
+
+namespace fusedgemm::runtime {
+
+struct PlanState {
+  PlanState(Engine engine, std::optional<Decline> declined, std::shared_ptr<Device> device,
+            std::shared_ptr<const LoadedKernel> kernel, recipe::Recipe recipe);
+
+  // 1. resolve the pack to role order in kernel axes; 2. check every call rule, counting a
+  // deferral on the first broken one; 3. plan every seed, then issue them; 4. launch.
+  Status execute(const BoundPack& pack, const Workspace& workspace, Stream stream) const;
+  Verdict explain(const BoundPack& pack, const Workspace& workspace) const;
+  Result<BoundPack> bind(const VariantPack& pack) const;
+
+  const Engine engine;
+  const std::optional<Decline> declined;
+  const std::shared_ptr<Device> device;
+  const std::shared_ptr<const LoadedKernel> kernel;
+  const recipe::Recipe recipe;
+  // Rows of the rule table with call scope, in table order.
+  const std::vector<int> call_rows;
+  // Refused calls per rule-table row. Counting is the one thing a call changes; it is a
+  // statistic, not state any call reads.
+  const std::unique_ptr<std::atomic<std::uint64_t>[]> deferrals;
+  const std::map<std::int64_t, int> slot_by_uid;
+  const std::map<std::string, int, std::less<>> slot_by_name;
+
+ private:
+  // The index of the first broken call row of the rule table, or -1.
+  int first_broken(const recipe::CallView& view, int* role) const noexcept;
+  Status check_pack(const BoundPack& pack) const;
+  void resolve(const BoundPack& pack, const Workspace& workspace,
+               recipe::CallView& view) const noexcept;
+};
+
+// The kernel arguments of a checked call: kernel-order extents and strides, stride 0 on
+// every axis of extent 1 so broadcast and reduced axes read one element.
+void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept;
+
+LaunchConfig launch_config(const recipe::KernelConfig& config,
+                           const fusion::ProblemShape& problem) noexcept;
+
+}  // namespace fusedgemm::runtime

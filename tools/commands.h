@@ -1,0 +1,24 @@
+// The subcommands of the `fusedgemm` tool. Each returns the process exit code: 0 on
+// success, 1 when the command ran and found a failure, 2 when it could not run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fusedgemm::tool {
+
+int validate_command(const std::string& path);
+int analyze_command(const std::string& path);
+
+struct RunOptions {
+  std::string path;  // a graph file, or a folder whose *.json files all run
+  std::optional<std::int64_t> m, n, k, batch;
+  std::uint64_t seed = 1;
+};
+int run_command(const RunOptions& options);
+
+int explain_rules_command();
+int explain_command(const std::string& graph_path, const std::string& call_path);
+
+}  // namespace fusedgemm::tool

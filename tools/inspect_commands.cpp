@@ -1,0 +1,65 @@
+// validate, analyze and explain: commands that look at a graph or a call, running nothing.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "fusedgemm/graph_json.h"
+#include "fusedgemm/graph_print.h"
+#include "fusion/analyze.h"
+#include "fusion/print.h"
+#include "recipe/rules.h"
+#include "recipe/support_gate.h"
+
+namespace fusedgemm::tool {
+
+int report(const Status& status) {
+  std::fprintf(stderr, "error (%s):\n%s\n", std::string(to_string(status.code())).c_str(),
+               status.message().c_str());
+  return status.code() == ErrorCode::kInvalidGraph ? 1 : 2;
+}
+
+int validate_command(const std::string& path) {
+  auto graph = load_graph(path);
+  if (!graph) return report(graph.status());
+  const Status status = graph->validate();
+  if (!status) {
+    std::printf("%s", to_string(graph.value()).c_str());
+    return report(status);
+  }
+  std::printf("%s%s: valid\n", to_string(graph.value()).c_str(), path.c_str());
+  return 0;
+}
+
+int analyze_command(const std::string& path) {
+  auto graph = load_graph(path);
+  if (!graph) return report(graph.status());
+  if (Status s = graph->validate(); !s) return report(s);
+  auto analysis = fusion::analyze(graph.value());
+  if (!analysis) return report(analysis.status());
+  std::optional<Decline> decline = analysis->decline;
+  if (!decline) {
+    std::printf("%s", fusion::to_string(analysis->program).c_str());
+    decline = recipe::check_support(analysis->program);
+  }
+  if (decline) {
+    std::printf("support: declined by rule %s\n  %s\n", decline->rule.c_str(),
+                decline->message.c_str());
+  } else {
+    std::printf("support: the fused engine supports this graph\n");
+  }
+  return 0;
+}
+
+int explain_rules_command() {
+  const auto table = recipe::rule_table();
+  std::printf("%-4s %-24s %-10s %s\n", "#", "rule", "scope", "legal");
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    std::printf("%-4zu %-24s %-10s %s\n", i, std::string(table[i].id).c_str(),
+                std::string(to_string(table[i].scope)).c_str(),
+                std::string(table[i].legal).c_str());
+  }
+  return 0;
+}
+
+}  // namespace fusedgemm::tool

@@ -1,0 +1,90 @@
+#include "resize.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "fusion/analyze.h"
+
+namespace fusedgemm::tool {
+namespace {
+
+using fusion::ProblemShape;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Dense strides in the declared order of strides: the axis with the smallest stride stays
+// the fastest, so a K-major operand stays K-major.
+std::vector<std::int64_t> dense_strides(const Layout& declared, const Dims& dims) {
+  std::array<int, kRank> order{0, 1, 2};
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return declared.stride[a] < declared.stride[b] ||
+           (declared.stride[a] == declared.stride[b] && a > b);
+  });
+  std::vector<std::int64_t> strides(kRank);
+  std::int64_t next = 1;
+  for (int axis : order) {
+    strides[axis] = next;
+    next *= dims[axis];
+  }
+  return strides;
+}
+
+// An extent the graph declared as 1 stays 1 (a broadcast or a reduced axis).
+std::int64_t keep_one(std::int64_t declared, std::int64_t extent) {
+  return declared == 1 ? 1 : extent;
+}
+
+}  // namespace
+
+Status resize_graph(Graph& graph, const ProblemOverride& size) {
+  FG_ASSIGN_OR_RETURN(fusion::Analysis analysis, fusion::analyze(graph));
+  FG_CHECK(!analysis.decline, ErrorCode::kDeclined,
+           fmt::format("resize: {}", analysis.decline ? analysis.decline->message : ""));
+  const auto& p = analysis.program;
+  const ProblemShape want{size.batch.value_or(p.problem.batch), size.m.value_or(p.problem.m),
+                          size.n.value_or(p.problem.n), size.k.value_or(p.problem.k)};
+
+  auto redeclare = [&](int buffer, Dims dims) -> Status {
+    FG_ASSIGN_OR_RETURN(Tensor t, graph.find_tensor(p.buffers[buffer].uid));
+    const Layout declared = p.buffers[buffer].layout;
+    if (t->uid_assigned()) t->set_uid(p.buffers[buffer].uid);
+    t->set_dim({dims[0], dims[1], dims[2]});
+    t->set_stride(dense_strides(declared, dims));
+    return Status::ok();
+  };
+  auto batch_of = [&](int buffer) { return keep_one(p.buffers[buffer].layout.shape[0], want.batch); };
+
+  for (const auto& op : p.operands) {
+    const bool a = op.role == Role::kA;
+    FG_TRY(redeclare(op.buffer, a ? Dims{batch_of(op.buffer), want.m, want.k}
+                                  : Dims{batch_of(op.buffer), want.k, want.n}));
+    if (op.block_scale) {
+      const auto& s = *op.block_scale;
+      const std::int64_t rows = a ? want.m : want.k;
+      const std::int64_t cols = a ? want.k : want.n;
+      FG_TRY(redeclare(s.scale_buffer, {batch_of(s.scale_buffer), ceil_div(rows, s.block_rows),
+                                        ceil_div(cols, s.block_cols)}));
+    }
+  }
+  for (const auto& aux : p.aux) {
+    const auto& d = p.buffers[aux.buffer].layout.shape;
+    FG_TRY(redeclare(aux.buffer, {batch_of(aux.buffer), keep_one(d[1], want.m),
+                                  keep_one(d[2], want.n)}));
+  }
+  for (const auto& out : p.outputs) FG_TRY(redeclare(out.buffer, {want.batch, want.m, want.n}));
+  for (const auto& tap : p.taps) {
+    const auto& d = p.buffers[tap.buffer].layout.shape;
+    FG_TRY(redeclare(tap.buffer, {batch_of(tap.buffer), keep_one(d[1], want.m),
+                                  keep_one(d[2], want.n)}));
+  }
+  for (const auto& q : p.quantized_outputs) {
+    FG_TRY(redeclare(q.buffer, {want.batch, want.m, want.n}));
+    FG_TRY(redeclare(q.scale_buffer, {want.batch, ceil_div(want.m, q.block_rows),
+                                      ceil_div(want.n, q.block_cols)}));
+  }
+  return graph.validate();
+}
+
+}  // namespace fusedgemm::tool

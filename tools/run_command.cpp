@@ -1,0 +1,134 @@
+// run GRAPH|FOLDER: build each graph, execute it once on random inputs with poisoned
+// outputs, and judge every output and tap against the fp64 reference.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "fusedgemm/graph_json.h"
+#include "fusedgemm/plan.h"
+#include "reference/compare.h"
+#include "reference/graph_reference.h"
+#include "resize.h"
+
+namespace fusedgemm::tool {
+
+int report(const Status& status);
+
+namespace {
+
+// Every byte 0xFF: NaN in each float type, so an element the kernel skipped cannot pass.
+constexpr std::uint8_t kPoison = 0xFF;
+
+enum class Outcome { kPassed, kFailed, kDeclined, kError };
+
+Outcome run_one(const std::string& path, const RunOptions& options) {
+  std::printf("== %s\n", path.c_str());
+  auto loaded = load_graph(path);
+  if (!loaded) return report(loaded.status()), Outcome::kError;
+  Graph& graph = loaded.value();
+  if (Status s = graph.validate(); !s) return report(s), Outcome::kError;
+
+  const ProblemOverride size{options.batch, options.m, options.n, options.k};
+  auto device = default_device();
+  auto plan = build(graph, BuildOptions{device});
+  if (!plan && plan.status().code() == ErrorCode::kUnavailable && !device->is_host()) {
+    std::printf("note: %s; running on the host device\n", plan.status().message().c_str());
+    plan = build(graph, BuildOptions{make_host_device()});
+  }
+  if (!plan && plan.status().code() == ErrorCode::kDeclined) {
+    std::printf("DECLINED by the fused engine: %s\n  (the fallback engine that runs declined "
+                "graphs is not built yet)\n",
+                plan.status().message().c_str());
+    return Outcome::kDeclined;
+  }
+  if (!plan) return report(plan.status()), Outcome::kError;
+  if (size.any()) {
+    // A plan serves other problem sizes: re-declare the buffers, keep the plan.
+    if (Status s = resize_graph(graph, size); !s) return report(s), Outcome::kError;
+  }
+
+  auto inputs = reference::make_random_inputs(graph, options.seed);
+  if (!inputs) return report(inputs.status()), Outcome::kError;
+  // Bare addresses read as the plan's declared layouts; a resized call passes views.
+  auto buffer = [&](const TensorAttributes& t, void* data) {
+    return size.any() ? BufferView::view(data, t.dims(), t.strides()) : BufferView::address(data);
+  };
+  VariantPack pack;
+  for (auto& [uid, tensor] : inputs.value()) {
+    auto t = graph.find_tensor(uid);
+    if (!t) return report(t.status()), Outcome::kError;
+    pack.set(uid, buffer(*t.value(), tensor.bytes.data()));
+  }
+  std::vector<std::pair<Tensor, reference::HostTensor>> outputs;
+  for (const auto& t : graph.tensors()) {
+    if (!t->is_output()) continue;
+    auto host = reference::make_host_tensor(*t);
+    std::fill(host.bytes.begin(), host.bytes.end(), kPoison);
+    outputs.emplace_back(t, std::move(host));
+  }
+  for (auto& [t, host] : outputs) {
+    pack.set(*t->uid(), buffer(*t, host.bytes.data()));
+  }
+
+  if (Status s = plan->execute(pack, {}, nullptr); !s) return report(s), Outcome::kError;
+  auto expected = reference::evaluate(graph, inputs.value());
+  if (!expected) return report(expected.status()), Outcome::kError;
+
+  bool all_passed = true;
+  for (const auto& [t, host] : outputs) {
+    const auto* want = [&]() -> const reference::OutputValues* {
+      for (const auto& o : expected->outputs()) {
+        if (o.uid == *t->uid()) return &o;
+      }
+      return nullptr;
+    }();
+    if (want == nullptr) continue;
+    const auto cmp = reference::compare(host, *want);
+    all_passed = all_passed && cmp.passed();
+    std::printf("  %s %-22s %-8s %s\n", cmp.passed() ? "PASS" : "FAIL",
+                fmt::format("'{}'", t->name()).c_str(), std::string(to_string(t->data_type())).c_str(),
+                cmp.summary().c_str());
+  }
+  std::printf("  on the %s device; deferrals: %s\n", std::string(plan->device().name()).c_str(),
+              [&] {
+                std::uint64_t total = 0;
+                for (const auto& d : plan->deferrals()) total += d.count;
+                return total == 0 ? std::string("none") : fmt::format("{}", total);
+              }()
+                  .c_str());
+  return all_passed ? Outcome::kPassed : Outcome::kFailed;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  if (fs::is_directory(options.path, ec)) {
+    for (const auto& entry : fs::directory_iterator(options.path, ec)) {
+      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+  } else {
+    paths.push_back(options.path);
+  }
+  int passed = 0, failed = 0, declined = 0, errors = 0;
+  for (const auto& path : paths) {
+    switch (run_one(path, options)) {
+      case Outcome::kPassed: ++passed; break;
+      case Outcome::kFailed: ++failed; break;
+      case Outcome::kDeclined: ++declined; break;
+      case Outcome::kError: ++errors; break;
+    }
+  }
+  std::printf("\n%d graphs: %d passed, %d failed, %d declined, %d errors\n",
+              static_cast<int>(paths.size()), passed, failed, declined, errors);
+  return failed + errors == 0 ? 0 : 1;
+}
+
+}  // namespace fusedgemm::tool
