@@ -23,12 +23,19 @@ struct Layout {
   static Layout column_major(const Dims& shape);
 
   std::int64_t element_count() const;
-  // One past the largest offset reached; 0 for an empty layout.
+  // One past the largest offset reached; 0 for an empty layout. Saturates at INT64_MAX.
   // @pre every stride is non-negative.
+  //   [2, 4, 4]:[40, 8, 1] -> 40 + 24 + 3 + 1 = 68;  [2, 4, 4]:[0, 4, 1] -> 16
   std::int64_t span() const;
-  // True when no two index tuples reach the same offset: each axis of extent > 1 has a
-  // stride that clears the span of every axis with a smaller stride.
+  // The legality condition of DESIGN.md 7.4: walking the axes by increasing stride, each
+  // axis of extent > 1 has a stride that clears the span of the axes before it. Such a
+  // layout reaches every offset from one index tuple only. It is stricter than injective:
+  // an interleaved layout such as [1, 3, 2]:[6, 2, 3] reaches six distinct offsets and is
+  // still refused, as is any negative stride on an axis of extent > 1.
+  //   [1, 4, 4]:[16, 4, 1] yes;  [1, 4, 4]:[16, 2, 1] no;  [2, 4, 4]:[0, 4, 1] no
   bool is_injective() const;
+  // The first axis (by increasing stride) that breaks is_injective(), or -1 when none does.
+  int overlapping_axis() const;
   // The axis of extent > 1 with stride 1, or -1 when none is (a broadcast or scalar
   // layout has none; a dense [b, 1, 1] has axis 0).
   int contiguous_axis() const;

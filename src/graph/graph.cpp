@@ -17,22 +17,32 @@ Layout TensorAttributes::layout() const {
 
 std::string_view to_string(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kMatmul: return "matmul";
-    case NodeKind::kPointwise: return "pointwise";
-    case NodeKind::kReduction: return "reduction";
-    case NodeKind::kBlockScaleDequantize: return "block_scale_dequantize";
-    case NodeKind::kBlockScaleQuantize: return "block_scale_quantize";
+    case NodeKind::kMatmul:
+      return "matmul";
+    case NodeKind::kPointwise:
+      return "pointwise";
+    case NodeKind::kReduction:
+      return "reduction";
+    case NodeKind::kBlockScaleDequantize:
+      return "block_scale_dequantize";
+    case NodeKind::kBlockScaleQuantize:
+      return "block_scale_quantize";
   }
   return "unknown";
 }
 
 std::string_view input_port_name(NodeKind kind, std::size_t index) {
   switch (kind) {
-    case NodeKind::kMatmul: return index == 0 ? "A" : "B";
-    case NodeKind::kPointwise: return index == 0 ? "IN_0" : index == 1 ? "IN_1" : "IN_2";
-    case NodeKind::kReduction: return "IN";
-    case NodeKind::kBlockScaleDequantize: return index == 0 ? "X" : "SCALE";
-    case NodeKind::kBlockScaleQuantize: return "X";
+    case NodeKind::kMatmul:
+      return index == 0 ? "A" : "B";
+    case NodeKind::kPointwise:
+      return index == 0 ? "IN_0" : index == 1 ? "IN_1" : "IN_2";
+    case NodeKind::kReduction:
+      return "IN";
+    case NodeKind::kBlockScaleDequantize:
+      return index == 0 ? "X" : "SCALE";
+    case NodeKind::kBlockScaleQuantize:
+      return "X";
   }
   return "IN";
 }
@@ -44,6 +54,11 @@ std::string_view output_port_name(NodeKind kind, std::size_t index) {
 
 Tensor Graph::tensor(const TensorAttributes& attributes) {
   auto t = std::make_shared<TensorAttributes>(attributes);
+  // The attributes may be a copy of a validated tensor: what validate filled in is now
+  // declared by the caller, and a uid validate chose belongs to the original.
+  t->dims_inferred_ = t->strides_inferred_ = t->data_type_inferred_ = false;
+  if (t->uid_assigned_) t->uid_.reset();
+  t->uid_assigned_ = false;
   remember(t);
   validated_ = false;
   return t;
@@ -93,8 +108,7 @@ Tensor Graph::pointwise(const Tensor& in0, const Tensor& in1, const Tensor& in2,
                         PointwiseAttributes attributes) {
   auto out = add_output_tensor();
   std::string name = attributes.name;
-  add_node(
-      {NodeKind::kPointwise, std::move(name), {in0, in1, in2}, {out}, std::move(attributes)});
+  add_node({NodeKind::kPointwise, std::move(name), {in0, in1, in2}, {out}, std::move(attributes)});
   return out;
 }
 
@@ -109,8 +123,8 @@ Tensor Graph::block_scale_dequantize(const Tensor& x, const Tensor& scale,
                                      BlockScaleDequantizeAttributes attributes) {
   auto out = add_output_tensor();
   std::string name = attributes.name;
-  add_node({NodeKind::kBlockScaleDequantize, std::move(name), {x, scale}, {out},
-            std::move(attributes)});
+  add_node(
+      {NodeKind::kBlockScaleDequantize, std::move(name), {x, scale}, {out}, std::move(attributes)});
   return out;
 }
 
@@ -133,7 +147,8 @@ Result<Tensor> Graph::find_tensor(std::int64_t uid) const {
 
 Result<Tensor> Graph::find_tensor(std::string_view name) const {
   for (const auto& t : tensors_) {
-    if (t->name() == name) return t;
+    // Before validate() an unnamed tensor's name is empty; that is no key.
+    if (!name.empty() && t->name() == name) return t;
   }
   return Status(ErrorCode::kNotFound, fmt::format("graph has no tensor named '{}'", name));
 }

@@ -1,6 +1,7 @@
 #include "fusedgemm/layout.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -19,25 +20,47 @@ std::int64_t Layout::element_count() const {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
 }
 
+namespace {
+
+constexpr std::int64_t kMaxOffset = std::numeric_limits<std::int64_t>::max();
+
+// a + b * c, saturating at kMaxOffset (extents and strides come from user input).
+std::int64_t add_product(std::int64_t a, std::int64_t b, std::int64_t c) {
+  std::int64_t product = 0;
+  std::int64_t sum = 0;
+  if (__builtin_mul_overflow(b, c, &product) || __builtin_add_overflow(a, product, &sum)) {
+    return kMaxOffset;
+  }
+  return sum;
+}
+
+}  // namespace
+
 std::int64_t Layout::span() const {
   std::int64_t last = 0;
   for (int i = 0; i < kRank; ++i) {
     if (shape[i] <= 0) return 0;
-    last += (shape[i] - 1) * stride[i];
+    last = add_product(last, shape[i] - 1, stride[i]);
   }
-  return last + 1;
+  return last == kMaxOffset ? last : last + 1;
+}
+
+int Layout::overlapping_axis() const {
+  // An empty layout reaches no offset at all, so none twice.
+  if (std::any_of(shape.begin(), shape.end(), [](std::int64_t e) { return e <= 0; })) return -1;
+  std::array<int, kRank> order{0, 1, 2};
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return stride[a] < stride[b]; });
+  std::int64_t covered = 1;  // one past the span of the axes already visited
+  for (int axis : order) {
+    if (shape[axis] <= 1) continue;
+    if (stride[axis] < covered) return axis;
+    covered = add_product(covered, shape[axis] - 1, stride[axis]);
+  }
+  return -1;
 }
 
 bool Layout::is_injective() const {
-  std::array<int, kRank> order{0, 1, 2};
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return stride[a] < stride[b]; });
-  std::int64_t covered = 1;  // span of the axes already visited
-  for (int axis : order) {
-    if (shape[axis] <= 1) continue;
-    if (stride[axis] < covered) return false;
-    covered = stride[axis] * (shape[axis] - 1) + covered;
-  }
-  return true;
+  return overlapping_axis() < 0;
 }
 
 int Layout::contiguous_axis() const {
@@ -56,7 +79,9 @@ Layout Layout::permuted(const std::array<int, kRank>& perm) const {
   return out;
 }
 
-std::string to_string(const Dims& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
+std::string to_string(const Dims& dims) {
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
 
 std::string to_string(const Layout& layout) {
   return fmt::format("{}:{}", to_string(layout.shape), to_string(layout.stride));
