@@ -13,6 +13,7 @@
 #include "reference/compare.h"
 #include "reference/graph_reference.h"
 #include "resize.h"
+#include "runtime/device.h"
 
 namespace fusedgemm::tool {
 

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "fusedgemm/data_type.h"
@@ -33,8 +32,6 @@ struct BufferView {
 
 class VariantPack {
  public:
-  using Key = std::variant<std::int64_t, std::string>;
-
   VariantPack& set(const Tensor& tensor, BufferView buffer);
   VariantPack& set(std::int64_t uid, BufferView buffer);
   VariantPack& set(std::string name, BufferView buffer);
@@ -43,8 +40,10 @@ class VariantPack {
   VariantPack& set(std::int64_t uid, void* data) { return set(uid, BufferView::address(data)); }
   VariantPack& set(std::string name, void* data) { return set(std::move(name), BufferView::address(data)); }
 
+  // Keyed by uid when `name` is empty, else by name.
   struct Entry {
-    Key key;
+    std::int64_t uid = 0;
+    std::string name;
     BufferView buffer;
   };
   const std::vector<Entry>& entries() const { return entries_; }

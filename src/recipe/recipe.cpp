@@ -1,5 +1,6 @@
 #include "recipe/recipe.h"
 
+#include <algorithm>
 #include <bit>
 
 #include <fmt/format.h>

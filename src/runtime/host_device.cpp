@@ -249,7 +249,7 @@ class Interpreter {
       for (std::int64_t b = 0; b < args_.batch; ++b) {
         for (std::int64_t m = 0; m < args_.m; ++m) {
           for (std::int64_t n0 = 0; n0 < args_.n; n0 += q.block_cols) {
-            const std::int64_t n1 = std::min(args_.n, n0 + q.block_cols);
+            const std::int64_t n1 = std::min<std::int64_t>(args_.n, n0 + q.block_cols);
             const float* row = &in[(b * args_.m + m) * args_.n];
             float amax = 0.0f;
             for (std::int64_t n = n0; n < n1; ++n) amax = std::fmax(amax, std::fabs(row[n]));

@@ -43,7 +43,8 @@ Verdict Plan::explain(const BoundPack& pack, const Workspace& workspace) const {
 Verdict Plan::explain(const VariantPack& pack, const Workspace& workspace) const {
   auto bound = state_->bind(pack);
   if (!bound) {
-    const std::string& m = bound.status().message();
+    const Status status = bound.status();
+    const std::string& m = status.message();
     return {m.substr(0, m.find(':')), m};
   }
   return state_->explain(bound.value(), workspace);

@@ -51,13 +51,12 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   for (const auto& entry : pack.entries()) {
     int slot = -1;
     std::string key;
-    if (const auto* uid = std::get_if<std::int64_t>(&entry.key)) {
-      key = fmt::format("uid {}", *uid);
-      if (auto it = slot_by_uid.find(*uid); it != slot_by_uid.end()) slot = it->second;
+    if (entry.name.empty()) {
+      key = fmt::format("uid {}", entry.uid);
+      if (auto it = slot_by_uid.find(entry.uid); it != slot_by_uid.end()) slot = it->second;
     } else {
-      const auto& name = std::get<std::string>(entry.key);
-      key = fmt::format("name '{}'", name);
-      if (auto it = slot_by_name.find(name); it != slot_by_name.end()) slot = it->second;
+      key = fmt::format("name '{}'", entry.name);
+      if (auto it = slot_by_name.find(entry.name); it != slot_by_name.end()) slot = it->second;
     }
     FG_CHECK(slot >= 0, ErrorCode::kIllegalCall,
              fmt::format("pack_unknown_tensor: {} names no buffer of this plan; legal: the "

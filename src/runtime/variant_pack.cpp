@@ -9,12 +9,12 @@ VariantPack& VariantPack::set(const Tensor& tensor, BufferView buffer) {
 }
 
 VariantPack& VariantPack::set(std::int64_t uid, BufferView buffer) {
-  entries_.push_back({uid, std::move(buffer)});
+  entries_.push_back({uid, {}, std::move(buffer)});
   return *this;
 }
 
 VariantPack& VariantPack::set(std::string name, BufferView buffer) {
-  entries_.push_back({std::move(name), std::move(buffer)});
+  entries_.push_back({0, std::move(name), std::move(buffer)});
   return *this;
 }
 
