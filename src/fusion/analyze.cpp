@@ -1,5 +1,6 @@
 #include "fusion/analyze.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,10 +11,14 @@ namespace {
 
 using Dimv = std::vector<std::int64_t>;
 
-std::string dims_str(const Dimv& d) { return fmt::format("[{}]", fmt::join(d, ", ")); }
+std::string dims_str(const Dimv& d) {
+  return fmt::format("[{}]", fmt::join(d, ", "));
+}
 
-// The unit-stride axis of an operand or output decides its major. When neither axis has
-// extent > 1 every major reads the same bytes, and `fallback` is taken.
+// The unit-stride axis of an operand or output decides its major. An axis of extent 1 is
+// never the contiguous one when the other axis is long and dense: A [b, M, 1] with stride 1
+// on M reads M-major, since a K-major reading would give TMA a contiguous extent of 1. When
+// neither axis has extent > 1 every major reads the same bytes, and `first` is taken.
 std::optional<int> unit_stride_axis(const Layout& layout, int first, int second) {
   for (int axis : {first, second}) {
     if (layout.shape[axis] > 1 && layout.stride[axis] == 1) return axis;
@@ -35,14 +40,30 @@ class Analyzer {
     }
     mark_live();
     if (!decline_) set_problem();
+    // The mainloop first: every operand is checked before any epilogue node is read, so a
+    // node computing an operand is declined as a prologue, never taken for an epilogue value
+    // with its caller inputs as aux loads. The accumulators lead the epilogue.
+    for (const Node* node : live_) {
+      if (decline_) break;
+      if (node->kind == NodeKind::kMatmul) add_gemm(*node);
+    }
     for (const Node* node : live_) {
       if (decline_) break;
       switch (node->kind) {
-        case NodeKind::kMatmul: add_gemm(*node); break;
-        case NodeKind::kPointwise: add_pointwise(*node); break;
-        case NodeKind::kReduction: add_tap(*node); break;
-        case NodeKind::kBlockScaleQuantize: add_quantized(*node); break;
-        case NodeKind::kBlockScaleDequantize: check_dequantize(*node); break;
+        case NodeKind::kMatmul:
+          break;
+        case NodeKind::kPointwise:
+          add_pointwise(*node);
+          break;
+        case NodeKind::kReduction:
+          add_tap(*node);
+          break;
+        case NodeKind::kBlockScaleQuantize:
+          add_quantized(*node);
+          break;
+        case NodeKind::kBlockScaleDequantize:
+          check_dequantize(*node);
+          break;
       }
     }
     if (!decline_) add_dense_outputs();
@@ -53,8 +74,9 @@ class Analyzer {
   template <class... Args>
   void decline(std::string_view rule, fmt::format_string<Args...> format, Args&&... args) {
     if (decline_) return;
-    decline_ = Decline{std::string(rule),
-                       fmt::format("{}: {}", rule, fmt::format(format, std::forward<Args>(args)...))};
+    decline_ =
+        Decline{std::string(rule),
+                fmt::format("{}: {}", rule, fmt::format(format, std::forward<Args>(args)...))};
   }
 
   const Node* producer(const Tensor& t) const {
@@ -78,8 +100,16 @@ class Analyzer {
     for (const Node* node : live_) {
       if (node->kind == NodeKind::kMatmul) return;
     }
-    decline("no_matmul", "graph '{}' has no matmul; legal: at least one matmul feeding the outputs",
-            graph_.name());
+    const auto matmuls = std::count_if(nodes.begin(), nodes.end(), [](const Node& node) {
+      return node.kind == NodeKind::kMatmul;
+    });
+    const auto output = std::find_if(graph_.tensors().begin(), graph_.tensors().end(),
+                                     [](const Tensor& t) { return t->is_output(); });
+    // validate() guarantees at least one output.
+    decline("no_matmul",
+            "role output '{}': 0 of the graph's {} matmuls feed the outputs; legal: at least one "
+            "matmul feeding the outputs",
+            output == graph_.tensors().end() ? std::string() : (*output)->name(), matmuls);
   }
 
   // Every GEMM must share one problem shape: one CTA tile walks all accumulators together.
@@ -96,11 +126,16 @@ class Analyzer {
         first = false;
       } else if (!(shape == program_.problem)) {
         const auto& p = program_.problem;
+        // Name the operand that carries the differing extent: M and K are A's, N is B's, and
+        // a batch belongs to whichever operand is not broadcast.
+        const bool blame_b =
+            shape.m == p.m && shape.k == p.k && (shape.n != p.n || a[0] != shape.batch);
+        const Tensor& operand = node->inputs[blame_b ? 1 : 0];
         decline("gemm_shape_mismatch",
-                "matmul '{}': batch {} M {} N {} K {} but matmul '{}' has batch {} M {} N {} K "
-                "{}; legal: every matmul of one graph has the same problem shape",
-                node->name, shape.batch, shape.m, shape.n, shape.k, first_gemm_, p.batch, p.m,
-                p.n, p.k);
+                "role {} '{}': matmul '{}' has batch {} M {} N {} K {} but matmul '{}' has batch "
+                "{} M {} N {} K {}; legal: every matmul of one graph has the same problem shape",
+                blame_b ? "B" : "A", operand->name(), node->name, shape.batch, shape.m, shape.n,
+                shape.k, first_gemm_, p.batch, p.m, p.n, p.k);
         return;
       }
     }
@@ -118,35 +153,39 @@ class Analyzer {
     const Tensor& input = matmul.inputs[port];
     const Role role = port == 0 ? Role::kA : Role::kB;
     Tensor data = input;
-    std::optional<BlockScale> block_scale;
+    Tensor scale;  // set for a block_scale_dequantize of caller buffers
+    const BlockScaleDequantizeAttributes* scaling = nullptr;
     if (const Node* p = producer(input)) {
       if (p->kind != NodeKind::kBlockScaleDequantize) {
         decline(p->kind == NodeKind::kMatmul ? "chained_gemm" : "prologue_op",
-                "role {} '{}': matmul '{}' reads the result of {} '{}'; legal: an operand the "
-                "caller provides, or a block_scale_dequantize of one",
-                to_string(role), input->name(), matmul.name, to_string(p->kind), p->name);
+                "role {} '{}': matmul '{}' reads the result of {} '{}' (dims {}); legal: an "
+                "operand the caller provides, or a block_scale_dequantize of one",
+                to_string(role), input->name(), matmul.name, to_string(p->kind), p->name,
+                dims_str(input->dims()));
         return -1;
       }
-      const auto& attrs = std::get<BlockScaleDequantizeAttributes>(p->attributes);
+      scaling = &std::get<BlockScaleDequantizeAttributes>(p->attributes);
       data = p->inputs[0];
-      const Tensor& scale = p->inputs[1];
+      scale = p->inputs[1];
       for (const Tensor& t : {data, scale}) {
-        if (producer(t)) {
-          decline("prologue_op",
-                  "role {} '{}': block_scale_dequantize '{}' reads a computed tensor; legal: "
-                  "quantized data and scales the caller provides",
-                  to_string(role), t->name(), p->name);
+        if (const Node* q = producer(t)) {
+          decline(q->kind == NodeKind::kMatmul ? "chained_gemm" : "prologue_op",
+                  "role {} '{}': block_scale_dequantize '{}' reads the result of {} '{}' (dims "
+                  "{}); legal: quantized data and scales the caller provides",
+                  t == scale ? "scale" : to_string(role), t->name(), p->name, to_string(q->kind),
+                  q->name, dims_str(t->dims()));
           return -1;
         }
       }
-      block_scale = BlockScale{buffer_of(scale), scale->data_type(), attrs.block_rows,
-                               attrs.block_cols};
     }
     Operand op;
-    op.buffer = buffer_of(data);
+    op.buffer = buffer_of(data);  // the data's buffer comes before its scales'
     op.role = role;
     op.batch_broadcast = data->dims()[0] == 1 && program_.problem.batch > 1;
-    op.block_scale = block_scale;
+    if (scaling) {
+      op.block_scale = BlockScale{buffer_of(scale), scale->data_type(), scaling->block_rows,
+                                  scaling->block_cols};
+    }
     // A is [b, M, K]: K contiguous on axis 2, M on axis 1. B is [b, K, N]: K on 1, N on 2.
     const auto axis = role == Role::kA ? unit_stride_axis(data->layout(), 2, 1)
                                        : unit_stride_axis(data->layout(), 1, 2);
@@ -159,16 +198,24 @@ class Analyzer {
     }
     op.major = (role == Role::kA) ? (*axis == 2 ? Major::kK : Major::kM)
                                   : (*axis == 1 ? Major::kK : Major::kN);
+    // One operand per (buffer, role, block scaling): the same data scaled by other blocks is
+    // another operand even when the scale buffer's dims happen to coincide.
     for (std::size_t i = 0; i < program_.operands.size(); ++i) {
       const auto& seen = program_.operands[i];
       if (seen.buffer == op.buffer && seen.role == op.role &&
-          seen.block_scale.has_value() == op.block_scale.has_value() &&
-          (!op.block_scale || seen.block_scale->scale_buffer == op.block_scale->scale_buffer)) {
+          same_block_scale(seen.block_scale, op.block_scale)) {
         return static_cast<int>(i);
       }
     }
     program_.operands.push_back(op);
     return static_cast<int>(program_.operands.size()) - 1;
+  }
+
+  static bool same_block_scale(const std::optional<BlockScale>& x,
+                               const std::optional<BlockScale>& y) {
+    if (!x || !y) return x.has_value() == y.has_value();
+    return x->scale_buffer == y->scale_buffer && x->scale_type == y->scale_type &&
+           x->block_rows == y->block_rows && x->block_cols == y->block_cols;
   }
 
   static DataType rounding_of(const TensorAttributes& t) {
@@ -214,9 +261,9 @@ class Analyzer {
     if (const Node* p = producer(t)) {
       const bool tap = p->kind == NodeKind::kReduction;
       decline(tap ? "tap_consumed" : "epilogue_input",
-              "role {} '{}': {} '{}' reads the result of {} '{}'; legal: {}",
+              "role {} '{}': {} '{}' reads the result of {} '{}' (dims {}); legal: {}",
               tap ? "tap" : "aux", t->name(), to_string(consumer.kind), consumer.name,
-              to_string(p->kind), p->name,
+              to_string(p->kind), p->name, dims_str(t->dims()),
               tap ? "a reduction's result is only stored (it needs every CTA's share first)"
                   : "values computed from the accumulators or provided by the caller");
       return -1;
@@ -253,15 +300,16 @@ class Analyzer {
     add_value(std::move(pw), node.outputs[0]);
   }
 
-  // A reduction or quantize input covers the whole problem, one value per (b, m, n).
+  // A reduction or quantize input covers the whole problem, one value per (b, m, n). The
+  // message names what is stored (the tap, or the quantized values) and the input it reads.
   bool covers_problem(const Node& node, const Tensor& in) {
     const auto& p = program_.problem;
     const Dimv full{p.batch, p.m, p.n};
     if (in->dims() == full) return true;
     decline("store_shape",
-            "role {} '{}': {} '{}' reads dims {}; legal: the problem's dims {}",
-            node.kind == NodeKind::kReduction ? "tap" : "output", in->name(),
-            to_string(node.kind), node.name, dims_str(in->dims()), dims_str(full));
+            "role {} '{}': {} '{}' reads '{}' with dims {}; legal: the problem's dims {}",
+            node.kind == NodeKind::kReduction ? "tap" : "output", node.outputs[0]->name(),
+            to_string(node.kind), node.name, in->name(), dims_str(in->dims()), dims_str(full));
     return false;
   }
 
@@ -269,9 +317,9 @@ class Analyzer {
     const Tensor& out = node.outputs[0];
     if (!out->is_output()) {
       decline("tap_consumed",
-              "role tap '{}': reduction '{}' is not an output; legal: set_output(true) on it, "
-              "since a reduction's result is only stored",
-              out->name(), node.name);
+              "role tap '{}': reduction '{}' result (dims {}) is not an output; legal: "
+              "set_output(true) on it, since a reduction's result is only stored",
+              out->name(), node.name, dims_str(out->dims()));
       return;
     }
     if (!covers_problem(node, node.inputs[0])) return;
@@ -300,17 +348,30 @@ class Analyzer {
     for (const Tensor& t : {y, scale}) {
       if (!t->is_output()) {
         decline("quantized_output",
-                "role output '{}': block_scale_quantize '{}' result is not an output; legal: "
-                "set_output(true) on both the values and the scales",
-                t->name(), node.name);
+                "role {} '{}': block_scale_quantize '{}' result (dims {}) is not an output; "
+                "legal: set_output(true) on both the values and the scales",
+                t == scale ? "scale" : "output", t->name(), node.name, dims_str(t->dims()));
         return;
       }
       stored_.insert(t.get());
     }
-    const auto axis = unit_stride_axis(y->layout(), 2, 1);
-    program_.quantized_outputs.push_back({buffer_of(y), buffer_of(scale), v, attrs.block_rows,
-                                          attrs.block_cols,
-                                          axis == 1 ? Major::kM : Major::kN});
+    const auto major = output_major(y);
+    if (!major) return;
+    program_.quantized_outputs.push_back(
+        {buffer_of(y), buffer_of(scale), v, attrs.block_rows, attrs.block_cols, *major});
+  }
+
+  // The major of a stored [b, M, N] tensor: N-major or M-major, else a decline.
+  std::optional<Major> output_major(const Tensor& t) {
+    const auto axis = unit_stride_axis(t->layout(), 2, 1);
+    if (!axis) {
+      decline("output_major",
+              "role output '{}': layout {} has no unit stride on the M or N axis; legal: "
+              "N-major or M-major",
+              t->name(), to_string(t->layout()));
+      return std::nullopt;
+    }
+    return *axis == 2 ? Major::kN : Major::kM;
   }
 
   // A dequantize belongs to the mainloop; anywhere else it is a prologue the kernel lacks.
@@ -319,17 +380,18 @@ class Analyzer {
       for (std::size_t i = 0; i < user->inputs.size(); ++i) {
         if (user->inputs[i] != node.outputs[0] || user->kind == NodeKind::kMatmul) continue;
         decline("dequantize_placement",
-                "role aux '{}': block_scale_dequantize '{}' feeds {} '{}'; legal: a "
-                "block_scale_dequantize feeds only matmul operands",
-                node.outputs[0]->name(), node.name, to_string(user->kind), user->name);
+                "role aux '{}': block_scale_dequantize '{}' result (dims {}) feeds {} '{}'; "
+                "legal: a block_scale_dequantize feeds only matmul operands",
+                node.outputs[0]->name(), node.name, dims_str(node.outputs[0]->dims()),
+                to_string(user->kind), user->name);
         return;
       }
     }
     if (node.outputs[0]->is_output()) {
       decline("dequantize_placement",
-              "role output '{}': block_scale_dequantize '{}' result is stored; legal: it feeds "
-              "only matmul operands",
-              node.outputs[0]->name(), node.name);
+              "role output '{}': block_scale_dequantize '{}' result (dims {}) is stored; legal: "
+              "it feeds only matmul operands",
+              node.outputs[0]->name(), node.name, dims_str(node.outputs[0]->dims()));
     }
   }
 
@@ -341,19 +403,13 @@ class Analyzer {
       auto it = values_.find(t.get());
       if (it == values_.end()) continue;  // declined above, or not live
       if (t->dims() != full) {
-        decline("store_shape", "role output '{}': dims {}; legal: the problem's dims {}",
+        decline("store_shape", "role output '{}': stores dims {}; legal: the problem's dims {}",
                 t->name(), dims_str(t->dims()), dims_str(full));
         return;
       }
-      const auto axis = unit_stride_axis(t->layout(), 2, 1);
-      if (!axis) {
-        decline("output_major",
-                "role output '{}': layout {} has no unit stride on the M or N axis; legal: "
-                "N-major or M-major",
-                t->name(), to_string(t->layout()));
-        return;
-      }
-      program_.outputs.push_back({buffer_of(t), it->second, *axis == 2 ? Major::kN : Major::kM});
+      const auto major = output_major(t);
+      if (!major) return;
+      program_.outputs.push_back({buffer_of(t), it->second, *major});
     }
   }
 

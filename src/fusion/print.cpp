@@ -1,5 +1,7 @@
 #include "fusion/print.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace fusedgemm::fusion {
@@ -17,7 +19,14 @@ std::string describe(const EpilogueNode& node, const FusionProgram& program) {
     case EpilogueOp::kPointwise: {
       std::vector<std::string> args;
       for (int in : node.inputs) args.push_back(fmt::format("%{}", in));
-      return fmt::format("{}({})", to_string(node.pointwise.mode), fmt::join(args, ", "));
+      const auto& pw = node.pointwise;
+      // Attributes change the formula, so a program that differs only in them prints apart.
+      if (pw.relu_lower_clip_slope)
+        args.push_back(fmt::format("slope {}", *pw.relu_lower_clip_slope));
+      if (pw.relu_lower_clip) args.push_back(fmt::format("lower {}", *pw.relu_lower_clip));
+      if (pw.relu_upper_clip) args.push_back(fmt::format("upper {}", *pw.relu_upper_clip));
+      if (pw.swish_beta) args.push_back(fmt::format("beta {}", *pw.swish_beta));
+      return fmt::format("{}({})", to_string(pw.mode), fmt::join(args, ", "));
     }
   }
   return "?";
@@ -31,6 +40,34 @@ std::string axes(const Tap& tap) {
   return reduced.empty() ? "nothing" : fmt::format("{}", fmt::join(reduced, ", "));
 }
 
+// Every role a buffer plays, in first-use order: matmul(A, A) binds one buffer as "A,B".
+std::string roles(const FusionProgram& program, int buffer) {
+  std::vector<std::string_view> seen;
+  auto add = [&](Role role) {
+    const auto name = fusedgemm::to_string(role);
+    if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.push_back(name);
+  };
+  for (const auto& op : program.operands) {
+    if (op.buffer == buffer) add(op.role);
+    if (op.block_scale && op.block_scale->scale_buffer == buffer) add(Role::kScale);
+  }
+  for (const auto& a : program.aux) {
+    if (a.buffer == buffer) add(Role::kAux);
+  }
+  for (const auto& o : program.outputs) {
+    if (o.buffer == buffer) add(Role::kOutput);
+  }
+  for (const auto& t : program.taps) {
+    if (t.buffer == buffer) add(Role::kTap);
+  }
+  for (const auto& q : program.quantized_outputs) {
+    if (q.buffer == buffer) add(Role::kOutput);
+    if (q.scale_buffer == buffer) add(Role::kScale);
+  }
+  if (seen.empty()) add(program.role_of(buffer));
+  return fmt::format("{}", fmt::join(seen, ","));
+}
+
 }  // namespace
 
 std::string to_string(const FusionProgram& program) {
@@ -41,9 +78,9 @@ std::string to_string(const FusionProgram& program) {
   out += "buffers:\n";
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const auto& b = buffers[i];
-    out += fmt::format("  #{} {:<6} '{}' uid {} {} {}\n", i,
-                       fusedgemm::to_string(program.role_of(static_cast<int>(i))), b.name, b.uid,
-                       fusedgemm::to_string(b.data_type), fusedgemm::to_string(b.layout));
+    out += fmt::format("  #{} {:<6} '{}' uid {} {} {}\n", i, roles(program, static_cast<int>(i)),
+                       b.name, b.uid, fusedgemm::to_string(b.data_type),
+                       fusedgemm::to_string(b.layout));
   }
   out += "mainloop:\n";
   for (std::size_t g = 0; g < program.gemms.size(); ++g) {
@@ -51,9 +88,10 @@ std::string to_string(const FusionProgram& program) {
     out += fmt::format("  gemm {} '{}'\n", g, gemm.name);
     for (int index : {gemm.a, gemm.b}) {
       const auto& op = program.operands[index];
-      out += fmt::format("    {} '{}' {} {}{}", fusedgemm::to_string(op.role),
-                         buffers[op.buffer].name, fusedgemm::to_string(buffers[op.buffer].data_type),
-                         to_string(op.major), op.batch_broadcast ? " batch-broadcast" : "");
+      out +=
+          fmt::format("    {} '{}' {} {}{}", fusedgemm::to_string(op.role), buffers[op.buffer].name,
+                      fusedgemm::to_string(buffers[op.buffer].data_type), to_string(op.major),
+                      op.batch_broadcast ? " batch-broadcast" : "");
       if (op.block_scale) {
         out += fmt::format(" block-scaled by '{}' ({}, {}x{})",
                            buffers[op.block_scale->scale_buffer].name,
@@ -83,10 +121,10 @@ std::string to_string(const FusionProgram& program) {
                        fusedgemm::to_string(buffers[t.buffer].data_type));
   }
   for (const auto& q : program.quantized_outputs) {
-    out += fmt::format("  quantized '{}' + scales '{}' <- %{} {} blocks {}x{}\n",
+    out += fmt::format("  quantized '{}' + scales '{}' <- %{} {} {} blocks {}x{}\n",
                        buffers[q.buffer].name, buffers[q.scale_buffer].name, q.value,
-                       fusedgemm::to_string(buffers[q.buffer].data_type), q.block_rows,
-                       q.block_cols);
+                       fusedgemm::to_string(buffers[q.buffer].data_type), to_string(q.major),
+                       q.block_rows, q.block_cols);
   }
   return out;
 }

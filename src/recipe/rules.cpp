@@ -14,11 +14,14 @@ using fusion::FusionProgram;
 using fusion::Major;
 using fusion::Operand;
 
-const fusion::Buffer& buffer(const FusionProgram& p, int index) { return p.buffers[index]; }
+const fusion::Buffer& buffer(const FusionProgram& p, int index) {
+  return p.buffers[index];
+}
 
-std::string role_tensor(const FusionProgram& p, int buffer_index) {
-  return fmt::format("role {} '{}'", to_string(p.role_of(buffer_index)),
-                     buffer(p, buffer_index).name);
+// The role is the one the breaking item plays, not the buffer's first role: matmul(A, A)
+// binds one buffer as A and as B, and a rule broken by the B operand must say B.
+std::string role_tensor(const FusionProgram& p, Role role, int buffer_index) {
+  return fmt::format("role {} '{}'", to_string(role), buffer(p, buffer_index).name);
 }
 
 template <class Items, class Pred>
@@ -36,13 +39,17 @@ int gemm_count_violation(const FusionProgram& p) noexcept {
 }
 
 std::string gemm_count_explain(const FusionProgram& p, int item) {
-  return fmt::format("gemm_count: matmul '{}': graph has {} matmuls; legal: at most {}",
-                     p.gemms[item].name, p.gemms.size(), kMaxGemms);
+  const auto& g = p.gemms[item];
+  return fmt::format("gemm_count: {}: matmul '{}' is matmul {} of {}; legal: at most {} matmuls",
+                     role_tensor(p, Role::kA, p.operands[g.a].buffer), g.name, item + 1,
+                     p.gemms.size(), kMaxGemms);
 }
 
 // --- operand_data_type ------------------------------------------------------------------
 
-bool is_low_precision(DataType t) { return is_fp8(t) || t == DataType::kFp4E2M1; }
+bool is_low_precision(DataType t) {
+  return is_fp8(t) || t == DataType::kFp4E2M1;
+}
 
 // Hopper's wgmma multiplies bf16 x bf16, fp16 x fp16 or 8-bit float x 8-bit float (either
 // fp8 flavour); fp4 is a storage type widened to fp8 after a block-scaled load.
@@ -58,10 +65,21 @@ int operand_type_violation(const FusionProgram& p) noexcept {
   });
 }
 
+bool multipliable(DataType t) {
+  return t == DataType::kBFloat16 || t == DataType::kFloat16 || is_low_precision(t);
+}
+
 std::string operand_type_explain(const FusionProgram& p, int item) {
   const auto& g = p.gemms[item];
   const auto& a = buffer(p, p.operands[g.a].buffer);
   const auto& b = buffer(p, p.operands[g.b].buffer);
+  // Blame A when no B could pair with it; otherwise B is the one that does not match A.
+  if (!multipliable(a.data_type)) {
+    return fmt::format(
+        "operand_data_type: role A '{}': matmul '{}' multiplies {} by {} ('{}'); legal: bf16 x "
+        "bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
+        a.name, g.name, to_string(a.data_type), to_string(b.data_type), b.name);
+  }
   return fmt::format(
       "operand_data_type: role B '{}': matmul '{}' multiplies {} ('{}') by {}; legal: bf16 x "
       "bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
@@ -81,12 +99,20 @@ int operand_major_violation(const FusionProgram& p) noexcept {
 std::string operand_major_explain(const FusionProgram& p, int item) {
   const auto& op = p.operands[item];
   const auto& b = buffer(p, op.buffer);
-  return fmt::format("operand_major_8bit: {}: {} operand is {}; legal: K-major for 8-bit and "
-                     "4-bit operands (wgmma transposes 16-bit types only)",
-                     role_tensor(p, op.buffer), to_string(b.data_type), to_string(op.major));
+  return fmt::format(
+      "operand_major_8bit: {}: {} operand is {}; legal: K-major for 8-bit and "
+      "4-bit operands (wgmma transposes 16-bit types only)",
+      role_tensor(p, op.role, op.buffer), to_string(b.data_type), to_string(op.major));
 }
 
 // --- block_scale_shape ------------------------------------------------------------------
+
+// fp32 scales per block of rows x cols in the operand's declared axes.
+// @pre op is block-scaled.
+bool operand_scale_ok(const Operand& op, std::int64_t rows, std::int64_t cols) {
+  return op.block_scale->scale_type == DataType::kFloat32 && op.block_scale->block_rows == rows &&
+         op.block_scale->block_cols == cols;
+}
 
 // DeepSeek-style block scaling: fp32 scales per 1x128 of A ([M, K]) and per 128x128 of B
 // ([K, N]); both operands of a GEMM are scaled or neither is.
@@ -95,10 +121,7 @@ bool block_scale_ok(const FusionProgram& p, const fusion::Gemm& g) {
   const auto& b = p.operands[g.b];
   if (a.block_scale.has_value() != b.block_scale.has_value()) return false;
   if (!a.block_scale) return true;
-  return a.block_scale->scale_type == DataType::kFloat32 &&
-         b.block_scale->scale_type == DataType::kFloat32 && a.block_scale->block_rows == 1 &&
-         a.block_scale->block_cols == 128 && b.block_scale->block_rows == 128 &&
-         b.block_scale->block_cols == 128;
+  return operand_scale_ok(a, 1, 128) && operand_scale_ok(b, 128, 128);
 }
 
 int block_scale_violation(const FusionProgram& p) noexcept {
@@ -107,16 +130,26 @@ int block_scale_violation(const FusionProgram& p) noexcept {
 
 std::string block_scale_explain(const FusionProgram& p, int item) {
   const auto& g = p.gemms[item];
-  auto describe = [&](const Operand& op) {
-    if (!op.block_scale) return fmt::format("'{}' unscaled", buffer(p, op.buffer).name);
-    return fmt::format("'{}' scaled by {} blocks of {}x{}", buffer(p, op.buffer).name,
-                       to_string(op.block_scale->scale_type), op.block_scale->block_rows,
-                       op.block_scale->block_cols);
-  };
+  const auto& a = p.operands[g.a];
+  const auto& b = p.operands[g.b];
+  constexpr std::string_view kLegal =
+      "legal: both unscaled, or A scaled per 1x128 and B per 128x128 block with fp32 scales";
+  if (a.block_scale.has_value() != b.block_scale.has_value()) {
+    const Operand& unscaled = a.block_scale ? b : a;
+    const Operand& scaled = a.block_scale ? a : b;
+    return fmt::format(
+        "block_scale_shape: {}: unscaled in matmul '{}' while role {} '{}' is scaled by {} "
+        "blocks of {}x{}; {}",
+        role_tensor(p, unscaled.role, unscaled.buffer), g.name, to_string(scaled.role),
+        buffer(p, scaled.buffer).name, to_string(scaled.block_scale->scale_type),
+        scaled.block_scale->block_rows, scaled.block_scale->block_cols, kLegal);
+  }
+  const Operand& bad = operand_scale_ok(a, 1, 128) ? b : a;
   return fmt::format(
-      "block_scale_shape: role A {} and role B {} in matmul '{}'; legal: both unscaled, or A "
-      "scaled per 1x128 and B per 128x128 block with fp32 scales",
-      describe(p.operands[g.a]), describe(p.operands[g.b]), g.name);
+      "block_scale_shape: {}: scaled by {} blocks of {}x{} ('{}') in matmul '{}'; {}",
+      role_tensor(p, bad.role, bad.buffer), to_string(bad.block_scale->scale_type),
+      bad.block_scale->block_rows, bad.block_scale->block_cols,
+      buffer(p, bad.block_scale->scale_buffer).name, g.name, kLegal);
 }
 
 // --- tma_contiguous_extent --------------------------------------------------------------
@@ -139,17 +172,19 @@ std::string contiguous_extent_explain(const FusionProgram& p, int item) {
   return fmt::format(
       "tma_contiguous_extent: {}: contiguous extent {} ({}) is not a multiple of {}; legal: a "
       "multiple of {} elements (16 bytes of {})",
-      role_tensor(p, op.buffer), contiguous_extent(p, op), to_string(op.major),
+      role_tensor(p, op.role, op.buffer), contiguous_extent(p, op), to_string(op.major),
       contiguous_extent_modulus(type), contiguous_extent_modulus(type), to_string(type));
 }
 
 // --- tma_stride_alignment ---------------------------------------------------------------
 
+// A stride is checked in elements against the 16-byte modulus rather than in bytes: for
+// fp4 an odd element stride is half a byte, which rounding to whole bytes would hide.
 int misaligned_stride_axis(const FusionProgram& p, const Operand& op) {
   const auto& b = buffer(p, op.buffer);
   for (int axis = 0; axis < kRank; ++axis) {
     if (b.layout.shape[axis] > 1 && b.layout.stride[axis] != 1 &&
-        bytes_of(b.data_type, b.layout.stride[axis]) % kTmaGranuleBytes != 0) {
+        b.layout.stride[axis] % contiguous_extent_modulus(b.data_type) != 0) {
       return axis;
     }
   }
@@ -157,35 +192,43 @@ int misaligned_stride_axis(const FusionProgram& p, const Operand& op) {
 }
 
 int stride_alignment_violation(const FusionProgram& p) noexcept {
-  return first_index(p.operands, [&](const Operand& op) { return misaligned_stride_axis(p, op) >= 0; });
+  return first_index(p.operands,
+                     [&](const Operand& op) { return misaligned_stride_axis(p, op) >= 0; });
 }
 
 std::string stride_alignment_explain(const FusionProgram& p, int item) {
   const auto& op = p.operands[item];
   const auto& b = buffer(p, op.buffer);
   const int axis = misaligned_stride_axis(p, op);
+  const std::int64_t stride = b.layout.stride[axis];
+  const std::int64_t bits = stride * bits_of(b.data_type);
+  // fp4 strides can end mid-byte: "15.5 bytes".
+  const std::string bytes =
+      bits % 8 == 0 ? fmt::format("{}", bits / 8) : fmt::format("{}.5", bits / 8);
   return fmt::format(
-      "tma_stride_alignment: {}: stride {} on axis {} is {} bytes of {}; legal: every "
-      "non-unit stride a multiple of {} bytes",
-      role_tensor(p, op.buffer), b.layout.stride[axis], axis,
-      bytes_of(b.data_type, b.layout.stride[axis]), to_string(b.data_type), kTmaGranuleBytes);
+      "tma_stride_alignment: {}: stride {} on axis {} is {} bytes of {}; legal: every non-unit "
+      "stride a multiple of {} elements ({} bytes)",
+      role_tensor(p, op.role, op.buffer), stride, axis, bytes, to_string(b.data_type),
+      contiguous_extent_modulus(b.data_type), kTmaGranuleBytes);
 }
 
 // --- aux_data_type ----------------------------------------------------------------------
 
-bool aux_type_ok(DataType t) { return is_float(t) && t != DataType::kFp4E2M1; }
+bool aux_type_ok(DataType t) {
+  return is_float(t) && t != DataType::kFp4E2M1;
+}
 
 int aux_type_violation(const FusionProgram& p) noexcept {
-  return first_index(p.aux, [&](const fusion::AuxLoad& a) {
-    return !aux_type_ok(buffer(p, a.buffer).data_type);
-  });
+  return first_index(
+      p.aux, [&](const fusion::AuxLoad& a) { return !aux_type_ok(buffer(p, a.buffer).data_type); });
 }
 
 std::string aux_type_explain(const FusionProgram& p, int item) {
   const auto& b = p.aux[item].buffer;
-  return fmt::format("aux_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3 or "
-                     "fp8_e5m2",
-                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+  return fmt::format(
+      "aux_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3 or "
+      "fp8_e5m2",
+      role_tensor(p, Role::kAux, b), to_string(buffer(p, b).data_type));
 }
 
 // --- output_data_type -------------------------------------------------------------------
@@ -202,9 +245,10 @@ int output_type_violation(const FusionProgram& p) noexcept {
 
 std::string output_type_explain(const FusionProgram& p, int item) {
   const auto& b = p.outputs[item].buffer;
-  return fmt::format("output_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3, "
-                     "fp8_e5m2 or int8 (fp4 through block_scale_quantize)",
-                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+  return fmt::format(
+      "output_data_type: {}: data type {}; legal: fp32, fp16, bf16, fp8_e4m3, "
+      "fp8_e5m2 or int8 (fp4 through block_scale_quantize)",
+      role_tensor(p, Role::kOutput, b), to_string(buffer(p, b).data_type));
 }
 
 // --- tap_data_type ----------------------------------------------------------------------
@@ -218,7 +262,7 @@ int tap_type_violation(const FusionProgram& p) noexcept {
 std::string tap_type_explain(const FusionProgram& p, int item) {
   const auto& b = p.taps[item].buffer;
   return fmt::format("tap_data_type: {}: data type {}; legal: fp32 (the accumulator's type)",
-                     role_tensor(p, b), to_string(buffer(p, b).data_type));
+                     role_tensor(p, Role::kTap, b), to_string(buffer(p, b).data_type));
 }
 
 // --- quantized_block_shape --------------------------------------------------------------
@@ -226,8 +270,7 @@ std::string tap_type_explain(const FusionProgram& p, int item) {
 bool quantized_ok(const FusionProgram& p, const fusion::QuantizedOutput& q) {
   const DataType y = buffer(p, q.buffer).data_type;
   return (is_fp8(y) || y == DataType::kFp4E2M1) && q.block_rows == 1 &&
-         (q.block_cols == 16 || q.block_cols == 32 || q.block_cols == 128) &&
-         q.major == Major::kN;
+         (q.block_cols == 16 || q.block_cols == 32 || q.block_cols == 128) && q.major == Major::kN;
 }
 
 int quantized_violation(const FusionProgram& p) noexcept {
@@ -240,8 +283,8 @@ std::string quantized_explain(const FusionProgram& p, int item) {
   return fmt::format(
       "quantized_block_shape: {}: {} {} with blocks of {}x{}; legal: fp8 or fp4, N-major, "
       "blocks of 1x16, 1x32 or 1x128 along N",
-      role_tensor(p, q.buffer), to_string(buffer(p, q.buffer).data_type), to_string(q.major),
-      q.block_rows, q.block_cols);
+      role_tensor(p, Role::kOutput, q.buffer), to_string(buffer(p, q.buffer).data_type),
+      to_string(q.major), q.block_rows, q.block_cols);
 }
 
 constexpr std::array kRules = {
@@ -256,7 +299,8 @@ constexpr std::array kRules = {
          "each operand has a unit stride on K or on its M/N axis"},
     Rule{"epilogue_input", RuleScope::kStructure,
          "epilogue inputs are accumulator values or caller buffers"},
-    Rule{"tap_consumed", RuleScope::kStructure, "a reduction's result is an output, read by no node"},
+    Rule{"tap_consumed", RuleScope::kStructure,
+         "a reduction's result is an output, read by no node"},
     Rule{"aux_shape", RuleScope::kStructure,
          "aux dims are, per axis, 1 or the problem's [batch, M, N]"},
     Rule{"store_shape", RuleScope::kStructure,
@@ -269,9 +313,8 @@ constexpr std::array kRules = {
     // Build: the support gate checks these on the fusion program.
     Rule{"gemm_count", RuleScope::kBuild, "at most 4 matmuls", gemm_count_violation,
          gemm_count_explain},
-    Rule{"operand_data_type", RuleScope::kBuild,
-         "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4", operand_type_violation,
-         operand_type_explain},
+    Rule{"operand_data_type", RuleScope::kBuild, "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
+         operand_type_violation, operand_type_explain},
     Rule{"operand_major_8bit", RuleScope::kBuild, "8-bit and 4-bit operands are K-major",
          operand_major_violation, operand_major_explain},
     Rule{"block_scale_shape", RuleScope::kBuild,
@@ -285,11 +328,9 @@ constexpr std::array kRules = {
          stride_alignment_explain},
     Rule{"aux_data_type", RuleScope::kBuild, "aux inputs are fp32, fp16, bf16 or fp8",
          aux_type_violation, aux_type_explain},
-    Rule{"output_data_type", RuleScope::kBuild,
-         "dense outputs are fp32, fp16, bf16, fp8 or int8", output_type_violation,
-         output_type_explain},
-    Rule{"tap_data_type", RuleScope::kBuild, "taps are fp32", tap_type_violation,
-         tap_type_explain},
+    Rule{"output_data_type", RuleScope::kBuild, "dense outputs are fp32, fp16, bf16, fp8 or int8",
+         output_type_violation, output_type_explain},
+    Rule{"tap_data_type", RuleScope::kBuild, "taps are fp32", tap_type_violation, tap_type_explain},
     Rule{"quantized_block_shape", RuleScope::kBuild,
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},
@@ -327,6 +368,8 @@ std::string_view to_string(RuleScope scope) {
   return "unknown";
 }
 
-std::span<const Rule> rule_table() { return kRules; }
+std::span<const Rule> rule_table() {
+  return kRules;
+}
 
 }  // namespace fusedgemm::recipe
