@@ -76,6 +76,8 @@ class Graph {
   // the nodes topologically, and reports every error found (one per line) with the
   // tensor's name and the numbers.
   Status validate();
+  // True after a successful validate() and no builder call since. A tensor changed through
+  // its handle afterwards is not noticed: validate() again (build() always does).
   bool is_validated() const { return validated_; }
 
   // Nodes in topological order after validate(), in insertion order before.

@@ -83,10 +83,17 @@ class GraphValidator {
     return name;
   }
 
-  // Unnamed nodes become `<kind>_<index>`, avoiding names the caller chose.
+  // Unnamed nodes become `<kind>_<index>`, avoiding names the caller chose. Messages and
+  // default tensor names cite nodes by name, so two nodes may not share one.
   void name_nodes() {
     std::set<std::string> taken;
-    for (const auto& node : graph_.nodes_) taken.insert(node.name);
+    for (const auto& node : graph_.nodes_) {
+      if (!node.name.empty() && !taken.insert(node.name).second) {
+        error("node_duplicate_name: node '{}': the name is given to two nodes; legal: unique "
+              "node names",
+              node.name);
+      }
+    }
     for (std::size_t i = 0; i < graph_.nodes_.size(); ++i) {
       auto& node = graph_.nodes_[i];
       if (node.name.empty()) {

@@ -1083,3 +1083,16 @@ TEST(GraphValidate, AcceptsPaddedAndBroadcastLayouts) {
   d->set_output(true).set_data_type(DataType::kBFloat16);
   ASSERT_TRUE(g.validate()) << g.validate().message();
 }
+
+TEST(Validate, RefusesTwoNodesOfOneName) {
+  Graph g;
+  auto a = g.tensor(TensorAttributes().set_name("A").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
+  auto b = g.tensor(TensorAttributes().set_name("B").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
+  auto c0 = g.matmul(a, b, MatmulAttributes().set_name("mm"));
+  auto c1 = g.matmul(a, b, MatmulAttributes().set_name("mm"));
+  auto d = g.pointwise(c0, c1, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
+  d->set_output(true).set_data_type(DataType::kBFloat16);
+  const Status s = g.validate();
+  ASSERT_EQ(s.code(), ErrorCode::kInvalidGraph);
+  EXPECT_NE(s.message().find("node_duplicate_name: node 'mm'"), std::string::npos) << s.message();
+}
