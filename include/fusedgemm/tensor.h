@@ -31,6 +31,11 @@ class TensorAttributes {
   const std::vector<std::int64_t>& strides() const { return strides_; }
   DataType data_type() const { return data_type_; }
   bool is_output() const { return output_; }
+  // True when validate inferred the field because the user declared none; a writer that
+  // must reproduce the declaration (graph_to_json) leaves such fields out.
+  bool dims_inferred() const { return dims_inferred_; }
+  bool strides_inferred() const { return strides_inferred_; }
+  bool data_type_inferred() const { return data_type_inferred_; }
 
   // The declared layout. @pre validate() succeeded (rank 3, dims and strides known).
   Layout layout() const;
