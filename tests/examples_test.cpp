@@ -79,7 +79,7 @@ const std::vector<Expected>& expectations() {
       {.file = "dual_gemm.json",
        .problem = {1, 256, 256, 128},
        .gemms = {"0 @ 1", "2 @ 3"},
-       .operands = {"A 'A0' bf16 K-major", "B 'B0' bf16 K-major", "A 'A1' bf16 M-major",
+       .operands = {"A 'A0' bf16 K-major", "B 'B0' bf16 N-major", "A 'A1' bf16 K-major",
                     "B 'B1' bf16 N-major"},
        .outputs = {"'D' bf16 N-major"},
        .rounded = {"'D' bf16"}},

@@ -86,6 +86,32 @@ std::string operand_type_explain(const FusionProgram& p, int item) {
       b.name, g.name, to_string(a.data_type), a.name, to_string(b.data_type));
 }
 
+// --- layout_group_major -----------------------------------------------------------------
+
+// The same role of several GEMMs is loaded by one mainloop code path, whose shared-memory
+// layout and wgmma descriptors are fixed by the operand's major at compile time.
+int group_major_violation(const FusionProgram& p) noexcept {
+  return first_index(p.operands, [&](const Operand& op) {
+    for (const Operand& first : p.operands) {
+      if (first.role == op.role) return first.major != op.major;
+    }
+    return false;
+  });
+}
+
+std::string group_major_explain(const FusionProgram& p, int item) {
+  const auto& op = p.operands[item];
+  for (const Operand& first : p.operands) {
+    if (first.role != op.role) continue;
+    return fmt::format(
+        "layout_group_major: {}: {} but {} is {}; legal: the {} operands of every matmul share "
+        "one major",
+        role_tensor(p, op.role, op.buffer), to_string(op.major),
+        role_tensor(p, first.role, first.buffer), to_string(first.major), to_string(op.role));
+  }
+  return "layout_group_major";
+}
+
 // --- operand_major_8bit -----------------------------------------------------------------
 
 // wgmma reads 8-bit operands from shared memory K-major only (PTX ISA 8.0, section
@@ -301,6 +327,9 @@ constexpr std::array kRules = {
          gemm_count_explain},
     Rule{"operand_data_type", RuleScope::kBuild, "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
          operand_type_violation, operand_type_explain},
+    Rule{"layout_group_major", RuleScope::kBuild,
+         "the same role of several matmuls has one major", group_major_violation,
+         group_major_explain},
     Rule{"operand_major_8bit", RuleScope::kBuild, "8-bit and 4-bit operands are K-major",
          operand_major_violation, operand_major_explain},
     Rule{"block_scale_shape", RuleScope::kBuild,

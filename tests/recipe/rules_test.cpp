@@ -120,14 +120,15 @@ const std::vector<RuleCase>& cases() {
          const std::int64_t k1 = legal ? 64 : 32;
          auto c0 = acc_bf16(g);
          auto a1 = input(g, "A1", {1, 64, k1}, kBf16);
-         auto b1 = input(g, "B1", {1, k1, 128}, kBf16);
+         auto b1 = input(g, "B1", {1, k1, 128}, kBf16, {k1 * 128, 1, k1});
          auto c1 = g.matmul(a1, b1);
          store(g.pointwise(c0, c1, op(PointwiseMode::kAdd)), "D", kBf16);
        }},
       {"gemm_shape_mismatch", "B", "B1", "N 256",
        [](Graph& g, bool legal) {
          auto c0 = acc_bf16(g);
-         auto b1 = input(g, "B1", {1, 64, legal ? 128 : 256}, kBf16);
+         const std::int64_t n1 = legal ? 128 : 256;
+         auto b1 = input(g, "B1", {1, 64, n1}, kBf16, {64 * n1, 1, 64});
          auto c1 = g.matmul(input(g, "A1", {1, 64, 64}, kBf16), b1);
          store(reduce(g, c0, {1, 64, 1}), "R0", kFp32);  // taps: N differs, so no sum
          store(reduce(g, c1, {1, 64, 1}), "R1", kFp32);
@@ -276,6 +277,17 @@ const std::vector<RuleCase>& cases() {
        [](Graph& g, bool legal) {
          auto a = input(g, "A", {1, 64, 64}, legal ? kBf16 : kFp32);
          store(g.matmul(a, b_bf16(g)), "D", kBf16);
+       }},
+      {"layout_group_major", "A", "A1", "M-major",
+       [](Graph& g, bool legal) {
+         auto a0 = input(g, "A0", {1, 64, 64}, kBf16);
+         auto a1 = input(g, "A1", {1, 64, 64}, kBf16,
+                         legal ? Dimv{64 * 64, 64, 1} : Dimv{64 * 64, 1, 64});
+         auto b0 = input(g, "B0", {1, 64, 128}, kBf16);
+         auto b1 = input(g, "B1", {1, 64, 128}, kBf16);
+         auto c0 = g.matmul(a0, b0);  // in order: A0 is the group's first A
+         auto c1 = g.matmul(a1, b1);
+         store(g.pointwise(c0, c1, op(PointwiseMode::kAdd)), "D", kBf16);
        }},
       {"operand_major_8bit", "B", "B", "N-major",
        [](Graph& g, bool legal) {
