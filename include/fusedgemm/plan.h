@@ -24,6 +24,7 @@ namespace fusedgemm {
 
 namespace runtime {
 struct PlanState;
+struct BoundCall;
 }
 
 enum class Engine : std::uint8_t { kFused, kFallback };
@@ -40,6 +41,10 @@ struct Workspace {
 };
 
 // A variant pack resolved to the plan's buffer order once, so a hot loop pays no lookups.
+// Binding also reads every layout-only fact of the call (extents, strides, majors, the
+// problem size, kernel arguments, seed fills): those cannot change while the pack is
+// reused, so each execute checks only what can — addresses, device and workspace — and
+// still refuses a pack whose layouts break a rule, every time, under that rule.
 class BoundPack {
  public:
   struct Buffer {
@@ -59,6 +64,7 @@ class BoundPack {
  private:
   friend struct runtime::PlanState;
   std::vector<Buffer> buffers_;
+  std::shared_ptr<const runtime::BoundCall> call_;
 };
 
 // What explain says of a call: legal, or the first broken rule with its diagnostic.

@@ -28,11 +28,11 @@ std::string who(const RoleFacts& role) {
   return fmt::format("role {} '{}'", to_string(role.role), role.name);
 }
 
-std::string seen(const RoleView& rv) { return to_string(rv.given); }
+std::string seen(const RoleLayout& rv) { return to_string(rv.given); }
 
 template <class Pred>
 int first_role(const CallView& view, Pred pred) noexcept {
-  for (int i = 0; i < view.role_count; ++i) {
+  for (int i = 0; i < view.layout->role_count; ++i) {
     if (pred(i)) return i;
   }
   return -1;
@@ -48,14 +48,14 @@ bool is_scale(const RoleFacts& role) {
   return role.kind == ParamKind::kOperandScale || role.kind == ParamKind::kQuantizedScale;
 }
 
-int bad_extent_axis(const RoleFacts& role, const RoleView& rv, const fusion::ProblemShape& p) {
+int bad_extent_axis(const RoleFacts& role, const RoleLayout& rv, const fusion::ProblemShape& p) {
   for (int axis = 1; axis < kRank; ++axis) {
     if (rv.kernel.shape[axis] != expected_extent(role.shape[axis], p)) return axis;
   }
   return -1;
 }
 
-int misaligned_stride_axis(const RoleFacts& role, const RoleView& rv) {
+int misaligned_stride_axis(const RoleFacts& role, const RoleLayout& rv) {
   for (int axis = 0; axis < kRank; ++axis) {
     if (axis == role.contiguous_axis || rv.kernel.shape[axis] <= 1) continue;
     if (bytes_of(role.data_type, rv.kernel.stride[axis]) % kTmaGranuleBytes != 0) return axis;
@@ -80,7 +80,7 @@ std::string device_current_explain(const Recipe&, const CallView& view, int) {
 // --- buffer_missing ---------------------------------------------------------------------
 
 int buffer_missing_violation(const Recipe&, const CallView& view) noexcept {
-  return first_role(view, [&](int i) { return !view.roles[i].present; });
+  return first_role(view, [&](int i) { return view.data[i] == nullptr; });
 }
 
 std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int role) {
@@ -95,7 +95,7 @@ std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int ro
 // Aux views may drop leading axes ([N] is a bias of [1, 1, N]); other roles are rank 3.
 int view_rank_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    const int rank = view.roles[i].rank;
+    const int rank = view.layout->roles[i].rank;
     return rank > kRank || rank < (is_aux(recipe.roles[i]) ? 1 : kRank);
   });
 }
@@ -103,14 +103,14 @@ int view_rank_violation(const Recipe& recipe, const CallView& view) noexcept {
 std::string view_rank_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   return fmt::format("view_rank: {}: view of rank {}; legal: rank {}", who(r),
-                     view.roles[role].rank, is_aux(r) ? "1, 2 or 3" : "3");
+                     view.layout->roles[role].rank, is_aux(r) ? "1, 2 or 3" : "3");
 }
 
 // --- data_type --------------------------------------------------------------------------
 
 int data_type_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    const DataType t = view.roles[i].data_type;
+    const DataType t = view.layout->roles[i].data_type;
     return !is_tap(recipe.roles[i]) && t != DataType::kNotSet && t != recipe.roles[i].data_type;
   });
 }
@@ -118,7 +118,7 @@ int data_type_violation(const Recipe& recipe, const CallView& view) noexcept {
 std::string data_type_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   return fmt::format("data_type: {}: view says {}; legal: {} as declared", who(r),
-                     to_string(view.roles[role].data_type), to_string(r.data_type));
+                     to_string(view.layout->roles[role].data_type), to_string(r.data_type));
 }
 
 // --- tap_element_width ------------------------------------------------------------------
@@ -126,13 +126,13 @@ std::string data_type_explain(const Recipe& recipe, const CallView& view, int ro
 // The kernel accumulates taps with 32-bit atomics into the accumulator's type.
 int tap_element_width_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    const DataType t = view.roles[i].data_type;
+    const DataType t = view.layout->roles[i].data_type;
     return is_tap(recipe.roles[i]) && t != DataType::kNotSet && bits_of(t) != 32;
   });
 }
 
 std::string tap_element_width_explain(const Recipe& recipe, const CallView& view, int role) {
-  const DataType t = view.roles[role].data_type;
+  const DataType t = view.layout->roles[role].data_type;
   return fmt::format("tap_element_width: {}: elements of {} bytes ({}); legal: 4-byte elements "
                      "(fp32), the accumulator's width",
                      who(recipe.roles[role]), bits_of(t) / 8.0, to_string(t));
@@ -141,9 +141,9 @@ std::string tap_element_width_explain(const Recipe& recipe, const CallView& view
 // --- batch ------------------------------------------------------------------------------
 
 int batch_violation(const Recipe& recipe, const CallView& view) noexcept {
-  const std::int64_t b = view.problem.batch;
+  const std::int64_t b = view.layout->problem.batch;
   return first_role(view, [&](int i) {
-    const std::int64_t got = view.roles[i].kernel.shape[0];
+    const std::int64_t got = view.layout->roles[i].kernel.shape[0];
     switch (recipe.roles[i].batch) {
       case BatchRule::kBroadcast: return got != 1;
       case BatchRule::kFull: return got != b;
@@ -155,13 +155,13 @@ int batch_violation(const Recipe& recipe, const CallView& view) noexcept {
 
 std::string batch_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const std::int64_t b = view.problem.batch;
+  const std::int64_t b = view.layout->problem.batch;
   const std::string legal = r.batch == BatchRule::kBroadcast ? "1 (declared as broadcast)"
                             : r.batch == BatchRule::kFull
                                 ? fmt::format("{}, the call's batch", b)
                                 : fmt::format("1 (broadcast) or {}, the call's batch", b);
   return fmt::format("batch: {}: batch {} in {}; legal: {}", who(r),
-                     view.roles[role].kernel.shape[0], seen(view.roles[role]), legal);
+                     view.layout->roles[role].kernel.shape[0], seen(view.layout->roles[role]), legal);
 }
 
 // --- extent -----------------------------------------------------------------------------
@@ -169,18 +169,18 @@ std::string batch_explain(const Recipe& recipe, const CallView& view, int role) 
 int extent_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
     return !is_aux(recipe.roles[i]) &&
-           bad_extent_axis(recipe.roles[i], view.roles[i], view.problem) >= 0;
+           bad_extent_axis(recipe.roles[i], view.layout->roles[i], view.layout->problem) >= 0;
   });
 }
 
 std::string extent_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto& rv = view.roles[role];
-  const int axis = bad_extent_axis(r, rv, view.problem);
+  const auto& rv = view.layout->roles[role];
+  const int axis = bad_extent_axis(r, rv, view.layout->problem);
   return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {} for the call's {}",
                      who(r), axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
                      to_string(rv.kernel.shape),
-                     expected_extent(r.shape[axis], view.problem), problem_str(view.problem));
+                     expected_extent(r.shape[axis], view.layout->problem), problem_str(view.layout->problem));
 }
 
 // --- aux_broadcast ----------------------------------------------------------------------
@@ -188,19 +188,19 @@ std::string extent_explain(const Recipe& recipe, const CallView& view, int role)
 int aux_broadcast_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
     return is_aux(recipe.roles[i]) &&
-           bad_extent_axis(recipe.roles[i], view.roles[i], view.problem) >= 0;
+           bad_extent_axis(recipe.roles[i], view.layout->roles[i], view.layout->problem) >= 0;
   });
 }
 
 std::string aux_broadcast_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto& rv = view.roles[role];
-  const int axis = bad_extent_axis(r, rv, view.problem);
+  const auto& rv = view.layout->roles[role];
+  const int axis = bad_extent_axis(r, rv, view.layout->problem);
   return fmt::format("aux_broadcast: {}: {} extent {} in {} for a {} broadcast; legal: dims [*, "
                      "{}, {}] for the call's {}",
                      who(r), axis == 1 ? "M" : "N", rv.kernel.shape[axis], seen(rv),
-                     fusion::to_string(r.broadcast), expected_extent(r.shape[1], view.problem),
-                     expected_extent(r.shape[2], view.problem), problem_str(view.problem));
+                     fusion::to_string(r.broadcast), expected_extent(r.shape[1], view.layout->problem),
+                     expected_extent(r.shape[2], view.layout->problem), problem_str(view.layout->problem));
 }
 
 // --- major ------------------------------------------------------------------------------
@@ -208,14 +208,14 @@ std::string aux_broadcast_explain(const Recipe& recipe, const CallView& view, in
 int major_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
     const int axis = recipe.roles[i].contiguous_axis;
-    const auto& k = view.roles[i].kernel;
+    const auto& k = view.layout->roles[i].kernel;
     return axis >= 0 && k.shape[axis] > 1 && k.stride[axis] != 1;
   });
 }
 
 std::string major_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto& rv = view.roles[role];
+  const auto& rv = view.layout->roles[role];
   return fmt::format("major: {}: {} stride {} in {}; legal: unit stride on {} (the plan was "
                      "built {}-major)",
                      who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis],
@@ -228,13 +228,13 @@ int contiguous_extent_violation(const Recipe& recipe, const CallView& view) noex
   return first_role(view, [&](int i) {
     const auto& r = recipe.roles[i];
     return r.contiguous_axis >= 0 &&
-           view.roles[i].kernel.shape[r.contiguous_axis] % r.contiguous_modulus != 0;
+           view.layout->roles[i].kernel.shape[r.contiguous_axis] % r.contiguous_modulus != 0;
   });
 }
 
 std::string contiguous_extent_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto extent = view.roles[role].kernel.shape[r.contiguous_axis];
+  const auto extent = view.layout->roles[role].kernel.shape[r.contiguous_axis];
   return fmt::format("contiguous_extent: {}: contiguous {} extent {} is not a multiple of {}; "
                      "legal: {} a multiple of {} ({} bytes of {}, one TMA granule)",
                      who(r), axis_name(r, r.contiguous_axis), extent, r.contiguous_modulus,
@@ -246,13 +246,13 @@ std::string contiguous_extent_explain(const Recipe& recipe, const CallView& view
 
 int stride_alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    return recipe.roles[i].tma && misaligned_stride_axis(recipe.roles[i], view.roles[i]) >= 0;
+    return recipe.roles[i].tma && misaligned_stride_axis(recipe.roles[i], view.layout->roles[i]) >= 0;
   });
 }
 
 std::string stride_alignment_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto& rv = view.roles[role];
+  const auto& rv = view.layout->roles[role];
   const int axis = misaligned_stride_axis(r, rv);
   return fmt::format("stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
                      "non-unit strides a multiple of {} bytes",
@@ -263,16 +263,16 @@ std::string stride_alignment_explain(const Recipe& recipe, const CallView& view,
 // --- alignment --------------------------------------------------------------------------
 
 int alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
+  // Alignments are powers of two (recipe.cpp), so a mask replaces a division per role.
   return first_role(view, [&](int i) {
-    return reinterpret_cast<std::uintptr_t>(view.roles[i].data) %
-               static_cast<std::uintptr_t>(recipe.roles[i].alignment_bytes) !=
-           0;
+    const auto mask = static_cast<std::uintptr_t>(recipe.roles[i].alignment_bytes - 1);
+    return (reinterpret_cast<std::uintptr_t>(view.data[i]) & mask) != 0;
   });
 }
 
 std::string alignment_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
-  const auto address = reinterpret_cast<std::uintptr_t>(view.roles[role].data);
+  const auto address = reinterpret_cast<std::uintptr_t>(view.data[role]);
   return fmt::format("alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
                      "a base address aligned to {} bytes",
                      who(r), address, address % r.alignment_bytes, r.alignment_bytes,
@@ -283,14 +283,14 @@ std::string alignment_explain(const Recipe& recipe, const CallView& view, int ro
 
 int output_aliasing_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    return recipe.roles[i].written && !view.roles[i].given.is_injective();
+    return recipe.roles[i].written && !view.layout->roles[i].given.is_injective();
   });
 }
 
 std::string output_aliasing_explain(const Recipe& recipe, const CallView& view, int role) {
   return fmt::format("output_aliasing: {}: layout {} reaches one element from two index tuples; "
                      "legal: each axis's stride clears the span of the axes below it",
-                     who(recipe.roles[role]), seen(view.roles[role]));
+                     who(recipe.roles[role]), seen(view.layout->roles[role]));
 }
 
 // --- layout_group -----------------------------------------------------------------------
@@ -299,7 +299,7 @@ namespace {
 // The first member of a group whose layout differs from the group's first, or -1.
 int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
   for (std::size_t j = 1; j < group.size(); ++j) {
-    if (!(view.roles[group[j]].kernel == view.roles[group[0]].kernel)) return group[j];
+    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel)) return group[j];
   }
   return -1;
 }
@@ -318,8 +318,8 @@ std::string layout_group_explain(const Recipe& recipe, const CallView& view, int
     const auto& first = recipe.roles[group[0]];
     return fmt::format("layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
                        "every matmul share one layout (one kernel walks them together)",
-                       who(recipe.roles[role]), seen(view.roles[role]), who(first),
-                       seen(view.roles[group[0]]), to_string(first.role));
+                       who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
+                       seen(view.layout->roles[group[0]]), to_string(first.role));
   }
   return "layout_group: no group broken";
 }
@@ -330,13 +330,13 @@ std::string layout_group_explain(const Recipe& recipe, const CallView& view, int
 // offset, and a padded scale buffer would be read out of step.
 int scale_layout_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    const auto& g = view.roles[i].given;
+    const auto& g = view.layout->roles[i].given;
     return is_scale(recipe.roles[i]) && (!g.is_injective() || g.span() != g.element_count());
   });
 }
 
 std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int role) {
-  const auto& g = view.roles[role].given;
+  const auto& g = view.layout->roles[role].given;
   return fmt::format("scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
                      "dense run ({} elements, {} bytes)",
                      who(recipe.roles[role]), to_string(g), g.span(), g.element_count(),

@@ -56,42 +56,44 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
   return (extent + rule.divisor - 1) / rule.divisor;
 }
 
-void resolve(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
-             int plan_ordinal, int current_ordinal, CallView& view) noexcept {
-  view.role_count = static_cast<int>(recipe.roles.size());
-  view.workspace = workspace.data;
-  view.workspace_bytes = workspace.bytes;
-  view.plan_ordinal = plan_ordinal;
-  view.current_ordinal = current_ordinal;
-  view.problem = recipe.program->problem;
-
+void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& layout) noexcept {
+  layout.role_count = static_cast<int>(recipe.roles.size());
+  layout.problem = recipe.program->problem;
   // Operands come first in the argument plan; A fixes M and K before any B is read.
   std::int64_t k = -1;
   bool have_m = false;
   bool have_n = false;
   std::int64_t batch = 1;
-  for (int i = 0; i < view.role_count; ++i) {
+  for (int i = 0; i < layout.role_count; ++i) {
     const RoleFacts& role = recipe.roles[i];
     const BoundPack::Buffer& buffer = pack[role.slot];
-    RoleView& rv = view.roles[i];
-    rv.data = buffer.data;
-    rv.present = buffer.data != nullptr;
-    rv.rank = buffer.is_view ? buffer.rank : kRank;
-    rv.data_type = buffer.data_type;
-    rv.given = given_layout(role, buffer);
-    rv.kernel = kernel_layout(role, rv.given, buffer.is_view, k);
-    if (role.kind != ParamKind::kOperand || !rv.present) continue;
-    batch = std::max(batch, rv.kernel.shape[0]);
+    RoleLayout& rl = layout.roles[i];
+    rl.rank = buffer.is_view ? buffer.rank : kRank;
+    rl.data_type = buffer.data_type;
+    rl.given = given_layout(role, buffer);
+    rl.kernel = kernel_layout(role, rl.given, buffer.is_view, k);
+    if (role.kind != ParamKind::kOperand) continue;
+    batch = std::max(batch, rl.kernel.shape[0]);
     if (role.role == Role::kA && !have_m) {
-      view.problem.m = rv.kernel.shape[1];
-      view.problem.k = k = rv.kernel.shape[2];
+      layout.problem.m = rl.kernel.shape[1];
+      layout.problem.k = k = rl.kernel.shape[2];
       have_m = true;
     } else if (role.role == Role::kB && !have_n) {
-      view.problem.n = rv.kernel.shape[1];
+      layout.problem.n = rl.kernel.shape[1];
       have_n = true;
     }
   }
-  view.problem.batch = batch;
+  layout.problem.batch = batch;
+}
+
+void resolve_addresses(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
+                       int plan_ordinal, int current_ordinal, CallView& view) noexcept {
+  const int roles = static_cast<int>(recipe.roles.size());
+  for (int i = 0; i < roles; ++i) view.data[i] = pack[recipe.roles[i].slot].data;
+  view.workspace = workspace.data;
+  view.workspace_bytes = workspace.bytes;
+  view.plan_ordinal = plan_ordinal;
+  view.current_ordinal = current_ordinal;
 }
 
 }  // namespace fusedgemm::recipe

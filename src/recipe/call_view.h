@@ -16,19 +16,26 @@ namespace fusedgemm::recipe {
 // Roles one plan can have: every kernel parameter is one role.
 inline constexpr int kMaxRoles = kernels::kMaxKernelBuffers;
 
-struct RoleView {
-  const void* data = nullptr;
-  bool present = false;
-  int rank = kRank;        // as the caller gave it
-  Layout given;            // declared axis order, leading axes of extent 1 added
-  Layout kernel;           // kernel axis order
+// What a role's buffer looks like in one call. Fixed once a pack is bound.
+struct RoleLayout {
+  int rank = kRank;  // as the caller gave it
+  Layout given;      // declared axis order, leading axes of extent 1 added
+  Layout kernel;     // kernel axis order
   DataType data_type = DataType::kNotSet;  // as the view said
 };
 
-struct CallView {
+// Everything about a call that its buffers' layouts fix: computed when a pack is bound,
+// not on every call, since a bound pack changes only its addresses.
+struct CallLayout {
   fusion::ProblemShape problem;
   int role_count = 0;
-  std::array<RoleView, kMaxRoles> roles;
+  std::array<RoleLayout, kMaxRoles> roles;
+};
+
+// One call: the bound layouts plus what changes every call.
+struct CallView {
+  const CallLayout* layout = nullptr;
+  std::array<const void*, kMaxRoles> data{};  // per role; null where the pack has none
   const void* workspace = nullptr;
   std::uint64_t workspace_bytes = 0;
   int plan_ordinal = 0;
@@ -40,8 +47,11 @@ struct CallView {
 // layout. A view whose (shape, stride) equals the declaration, or whose K axis sits where
 // the declaration puts it, reads in declared order (at N == K both readings fit; the
 // declaration wins); otherwise in kernel order.
-void resolve(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
-             int plan_ordinal, int current_ordinal, CallView& view) noexcept;
+void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& layout) noexcept;
+
+// The per-call part: each role's address, the workspace and the devices.
+void resolve_addresses(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,
+                       int plan_ordinal, int current_ordinal, CallView& view) noexcept;
 
 // The extent a role's axis must have in this call.
 std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& problem) noexcept;

@@ -349,25 +349,26 @@ constexpr std::array kRules = {
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},
     // Call: every execute and explain walks these, in this order.
-#define FG_CALL_ROW(name, legal)                                                      \
+#define FG_CALL_ROW(name, per_call, legal)                                            \
   Rule{#name, RuleScope::kCall, legal, nullptr, nullptr, call_rules::name##_violation, \
-       call_rules::name##_explain}
-    FG_CALL_ROW(device_current, "the plan's device is the current device"),
-    FG_CALL_ROW(buffer_missing, "a non-null buffer for every tensor of the plan"),
-    FG_CALL_ROW(view_rank, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
-    FG_CALL_ROW(data_type, "a view's data type, when given, is the declared one"),
-    FG_CALL_ROW(tap_element_width, "tap elements are 4 bytes wide"),
-    FG_CALL_ROW(batch, "each batch is the call's, or 1 where the role broadcasts"),
-    FG_CALL_ROW(extent, "extents follow the call's M, N and K (scales: per block)"),
-    FG_CALL_ROW(aux_broadcast, "aux extents fit the declared broadcast mode"),
-    FG_CALL_ROW(major, "unit stride on the axis the plan was built contiguous in"),
-    FG_CALL_ROW(contiguous_extent, "the contiguous extent of TMA-read roles is 16-byte aligned"),
-    FG_CALL_ROW(stride_alignment, "non-unit strides of TMA-read roles are 16-byte multiples"),
-    FG_CALL_ROW(alignment, "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
-    FG_CALL_ROW(output_aliasing, "no output or tap layout reaches one element twice"),
-    FG_CALL_ROW(layout_group, "the same role of several matmuls shares one layout"),
-    FG_CALL_ROW(scale_layout, "block scales are one dense run"),
-    FG_CALL_ROW(workspace, "a workspace of at least the plan's workspace_bytes"),
+       call_rules::name##_explain, per_call}
+    FG_CALL_ROW(device_current, true, "the plan's device is the current device"),
+    FG_CALL_ROW(buffer_missing, true, "a non-null buffer for every tensor of the plan"),
+    FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
+    FG_CALL_ROW(data_type, false, "a view's data type, when given, is the declared one"),
+    FG_CALL_ROW(tap_element_width, false, "tap elements are 4 bytes wide"),
+    FG_CALL_ROW(batch, false, "each batch is the call's, or 1 where the role broadcasts"),
+    FG_CALL_ROW(extent, false, "extents follow the call's M, N and K (scales: per block)"),
+    FG_CALL_ROW(aux_broadcast, false, "aux extents fit the declared broadcast mode"),
+    FG_CALL_ROW(major, false, "unit stride on the axis the plan was built contiguous in"),
+    FG_CALL_ROW(contiguous_extent, false, "the contiguous extent of TMA-read roles is 16-byte aligned"),
+    FG_CALL_ROW(stride_alignment, false, "non-unit strides of TMA-read roles are 16-byte multiples"),
+    FG_CALL_ROW(alignment, true,
+                "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
+    FG_CALL_ROW(output_aliasing, false, "no output or tap layout reaches one element twice"),
+    FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),
+    FG_CALL_ROW(scale_layout, false, "block scales are one dense run"),
+    FG_CALL_ROW(workspace, true, "a workspace of at least the plan's workspace_bytes"),
 #undef FG_CALL_ROW
 };
 

@@ -35,6 +35,9 @@ struct Rule {
   int (*call_violation)(const Recipe& recipe, const CallView& view) noexcept = nullptr;
   // kCall: the diagnostic for that role; runs only after call_violation found it.
   std::string (*call_explain)(const Recipe& recipe, const CallView& view, int role) = nullptr;
+  // kCall: reads what changes every call (addresses, the current device, the workspace).
+  // Other call rows read only layouts, which a bound pack fixes, so they run at bind.
+  bool per_call = false;
 };
 
 std::span<const Rule> rule_table();

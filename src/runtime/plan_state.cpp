@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "recipe/rules.h"
-#include "runtime/seeds.h"
 
 namespace fusedgemm::runtime {
 namespace {
@@ -84,27 +83,60 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
       b.stride[i] = view.stride[i];
     }
   }
+  bound.call_ = make_bound_call(bound);
   return bound;
 }
 
-Status PlanState::check_pack(const BoundPack& pack) const {
-  if (pack.size() == recipe.slots.size()) return Status::ok();
+Result<const BoundCall*> PlanState::bound_call(const BoundPack& pack) const {
+  const BoundCall* call = pack.call_.get();
+  if (call != nullptr && call->owner == this) return call;
   return Status(ErrorCode::kIllegalCall,
-                fmt::format("bound_pack: pack holds {} buffers but this plan has {}; legal: a "
-                            "pack bound by this plan",
-                            pack.size(), recipe.slots.size()));
+                "bound_pack: the pack was bound by another plan, or not bound; legal: a pack "
+                "from this plan's bind()");
 }
 
-void PlanState::resolve(const BoundPack& pack, const Workspace& workspace,
-                        recipe::CallView& view) const noexcept {
-  recipe::resolve(recipe, pack, workspace, device->ordinal(), device->current_ordinal(), view);
+void PlanState::resolve_addresses(const BoundPack& pack, const Workspace& workspace,
+                                  recipe::CallView& view) const noexcept {
+  recipe::resolve_addresses(recipe, pack, workspace, device->ordinal(), device->current_ordinal(),
+                            view);
 }
 
-int PlanState::first_broken(const recipe::CallView& view, int* role) const noexcept {
+std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pack) const {
+  auto call = std::make_shared<BoundCall>();
+  call->owner = this;
+  recipe::resolve_layout(recipe, pack, call->layout);
+  recipe::CallView view;
+  view.layout = &call->layout;
   const auto table = recipe::rule_table();
   for (int row : call_rows) {
-    const int r = table[row].call_violation(recipe, view);
-    if (r >= 0) {
+    if (table[row].per_call) continue;
+    if (const int role = table[row].call_violation(recipe, view); role >= 0) {
+      call->layout_row = row;
+      call->layout_role = role;
+      break;
+    }
+  }
+  fill_kernel_args(view, call->args);
+  call->launch = launch_config(recipe.config, call->layout.problem);
+  for (int i = 0; i < call->layout.role_count; ++i) {
+    const auto& r = recipe.roles[i];
+    if (r.role != Role::kTap) continue;
+    call->seed_role[call->seed_count] = i;
+    call->seeds[call->seed_count++] = plan_seed(nullptr, call->layout.roles[i].given, r.seed_word);
+  }
+  return call;
+}
+
+int PlanState::first_broken(const BoundCall& call, const recipe::CallView& view,
+                            int* role) const noexcept {
+  const auto table = recipe::rule_table();
+  for (int row : call_rows) {
+    if (!table[row].per_call) {
+      if (row != call.layout_row) continue;
+      *role = call.layout_role;
+      return row;
+    }
+    if (const int r = table[row].call_violation(recipe, view); r >= 0) {
       *role = r;
       return row;
     }
@@ -114,53 +146,62 @@ int PlanState::first_broken(const recipe::CallView& view, int* role) const noexc
 
 Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
                           Stream stream) const {
-  FG_TRY(check_pack(pack));
+  FG_ASSIGN_OR_RETURN(const BoundCall* call, bound_call(pack));
   recipe::CallView view;
-  resolve(pack, workspace, view);
+  view.layout = &call->layout;
+  resolve_addresses(pack, workspace, view);
   int role = -1;
-  if (const int row = first_broken(view, &role); row >= 0) {
+  if (const int row = first_broken(*call, view, &role); row >= 0) {
     deferrals[row].fetch_add(1, std::memory_order_relaxed);
     return Status(ErrorCode::kIllegalCall,
                   recipe::rule_table()[row].call_explain(recipe, view, role));
   }
 
   // Every rule passed: plan all seeds, then issue them, then launch.
-  SeedPlan seeds[recipe::kMaxRoles];
-  int seed_count = 0;
-  for (int i = 0; i < view.role_count; ++i) {
-    const auto& r = recipe.roles[i];
-    if (r.role != Role::kTap) continue;
-    seeds[seed_count++] =
-        plan_seed(const_cast<void*>(view.roles[i].data), view.roles[i].given, r.seed_word);
+  std::array<SeedPlan, recipe::kMaxRoles> seeds;
+  for (int i = 0; i < call->seed_count; ++i) {
+    seeds[i] = call->seeds[i];
+    seeds[i].fill.data = const_cast<void*>(view.data[call->seed_role[i]]);
   }
-  for (int i = 0; i < seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
+  for (int i = 0; i < call->seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
 
   kernels::KernelArgs args;
-  fill_kernel_args(view, args);
-  return device->launch(*kernel, launch_config(recipe.config, view.problem), args, stream);
+  args.batch = call->args.batch;
+  args.m = call->args.m;
+  args.n = call->args.n;
+  args.k = call->args.k;
+  args.buffer_count = call->args.buffer_count;
+  for (int i = 0; i < args.buffer_count; ++i) {
+    args.buffers[i] = call->args.buffers[i];
+    args.buffers[i].data = const_cast<void*>(view.data[i]);
+  }
+  return device->launch(*kernel, call->launch, args, stream);
 }
 
 Verdict PlanState::explain(const BoundPack& pack, const Workspace& workspace) const {
-  if (Status s = check_pack(pack); !s) return {"bound_pack", s.message()};
+  auto call = bound_call(pack);
+  if (!call) return {"bound_pack", call.status().message()};
   recipe::CallView view;
-  resolve(pack, workspace, view);
+  view.layout = &call.value()->layout;
+  resolve_addresses(pack, workspace, view);
   int role = -1;
-  const int row = first_broken(view, &role);
+  const int row = first_broken(*call.value(), view, &role);
   if (row < 0) return {"", "legal"};
   const auto& rule = recipe::rule_table()[row];
   return {std::string(rule.id), rule.call_explain(recipe, view, role)};
 }
 
 void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept {
-  args.batch = view.problem.batch;
-  args.m = view.problem.m;
-  args.n = view.problem.n;
-  args.k = view.problem.k;
-  args.buffer_count = view.role_count;
-  for (int i = 0; i < view.role_count; ++i) {
-    const auto& k = view.roles[i].kernel;
+  const recipe::CallLayout& layout = *view.layout;
+  args.batch = layout.problem.batch;
+  args.m = layout.problem.m;
+  args.n = layout.problem.n;
+  args.k = layout.problem.k;
+  args.buffer_count = layout.role_count;
+  for (int i = 0; i < layout.role_count; ++i) {
+    const auto& k = layout.roles[i].kernel;
     auto& b = args.buffers[i];
-    b.data = const_cast<void*>(view.roles[i].data);
+    b.data = const_cast<void*>(view.data[i]);
     for (int axis = 0; axis < kRank; ++axis) {
       b.shape[axis] = k.shape[axis];
       b.stride[axis] = k.shape[axis] == 1 ? 0 : k.stride[axis];

@@ -13,15 +13,34 @@
 #include "recipe/call_view.h"
 #include "recipe/recipe.h"
 #include "runtime/device.h"
+#include "runtime/seeds.h"
 
 namespace fusedgemm::runtime {
+
+struct PlanState;
+
+// What binding a pack fixes for every call made with it: the call's layouts and problem,
+// the first broken layout-only rule, and the kernel arguments, launch shape and seed fills
+// with every address left for the call to fill in.
+struct BoundCall {
+  const PlanState* owner = nullptr;
+  recipe::CallLayout layout;
+  int layout_row = -1;   // rule-table row of the first broken layout-only call rule, or -1
+  int layout_role = -1;  // the role that broke it
+  kernels::KernelArgs args{};
+  LaunchConfig launch;
+  int seed_count = 0;
+  std::array<SeedPlan, recipe::kMaxRoles> seeds{};
+  std::array<int, recipe::kMaxRoles> seed_role{};
+};
 
 struct PlanState {
   PlanState(Engine engine, std::optional<Decline> declined, std::shared_ptr<Device> device,
             std::shared_ptr<const LoadedKernel> kernel, recipe::Recipe recipe);
 
-  // 1. resolve the pack to role order in kernel axes; 2. check every call rule, counting a
-  // deferral on the first broken one; 3. plan every seed, then issue them; 4. launch.
+  // 1. the pack's roles, layouts and problem (resolved at bind); 2. check every call rule in
+  // table order, counting a deferral on the first broken one; 3. plan every seed, then
+  // issue them; 4. launch with the bound arguments and this call's addresses.
   Status execute(const BoundPack& pack, const Workspace& workspace, Stream stream) const;
   Verdict explain(const BoundPack& pack, const Workspace& workspace) const;
   Result<BoundPack> bind(const VariantPack& pack) const;
@@ -40,11 +59,13 @@ struct PlanState {
   const std::map<std::string, int, std::less<>> slot_by_name;
 
  private:
-  // The index of the first broken call row of the rule table, or -1.
-  int first_broken(const recipe::CallView& view, int* role) const noexcept;
-  Status check_pack(const BoundPack& pack) const;
-  void resolve(const BoundPack& pack, const Workspace& workspace,
-               recipe::CallView& view) const noexcept;
+  // The rule-table row of the first broken call rule, or -1: per-call rows are evaluated,
+  // layout rows were evaluated at bind.
+  int first_broken(const BoundCall& call, const recipe::CallView& view, int* role) const noexcept;
+  Result<const BoundCall*> bound_call(const BoundPack& pack) const;
+  void resolve_addresses(const BoundPack& pack, const Workspace& workspace,
+                         recipe::CallView& view) const noexcept;
+  std::shared_ptr<const BoundCall> make_bound_call(const BoundPack& pack) const;
 };
 
 // The kernel arguments of a checked call: kernel-order extents and strides, stride 0 on
