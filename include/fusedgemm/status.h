@@ -18,6 +18,7 @@ enum class ErrorCode {
   kIo,               // a file could not be read or written
   kUnavailable,      // something the call needs is missing: a GPU, the driver, a library
   kDriver,           // a CUDA driver call failed; the message names the call and the error
+  kCompile,          // NVRTC refused a generated kernel; the message carries the log
   kNotFound,         // a lookup by name or uid found nothing
   kInternal,         // a broken invariant of fusedgemm itself
 };

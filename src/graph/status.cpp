@@ -12,6 +12,7 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::kIo: return "io";
     case ErrorCode::kUnavailable: return "unavailable";
     case ErrorCode::kDriver: return "driver";
+    case ErrorCode::kCompile: return "compile";
     case ErrorCode::kNotFound: return "not_found";
     case ErrorCode::kInternal: return "internal";
   }
