@@ -38,6 +38,7 @@ struct Flavor {
   Plan plan;
   BoundPack bound;
   VariantPack pack;
+  Workspace workspace;
 };
 
 // Addresses the null device never reads, aligned for every rule.
@@ -57,12 +58,13 @@ std::unique_ptr<Flavor> make_flavor(const std::string& path) {
   }
   auto bound = plan->bind(pack);
   if (!bound) return nullptr;
-  return std::make_unique<Flavor>(Flavor{plan.value(), bound.value(), pack});
+  const Workspace workspace{fake_address(slot), plan->workspace_bytes()};
+  return std::make_unique<Flavor>(Flavor{plan.value(), bound.value(), pack, workspace});
 }
 
 void execute_bound(benchmark::State& state, std::shared_ptr<Flavor> flavor) {
   for (auto _ : state) {
-    Status s = flavor->plan.execute(flavor->bound, {}, nullptr);
+    Status s = flavor->plan.execute(flavor->bound, flavor->workspace, nullptr);
     if (!s) state.SkipWithError(s.message().c_str());
     benchmark::DoNotOptimize(s);
   }
@@ -70,7 +72,7 @@ void execute_bound(benchmark::State& state, std::shared_ptr<Flavor> flavor) {
 
 void execute_pack(benchmark::State& state, std::shared_ptr<Flavor> flavor) {
   for (auto _ : state) {
-    Status s = flavor->plan.execute(flavor->pack, {}, nullptr);
+    Status s = flavor->plan.execute(flavor->pack, flavor->workspace, nullptr);
     if (!s) state.SkipWithError(s.message().c_str());
     benchmark::DoNotOptimize(s);
   }

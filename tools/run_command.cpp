@@ -75,7 +75,9 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     pack.set(*t->uid(), buffer(*t, host.bytes.data()));
   }
 
-  if (Status s = plan->execute(pack, {}, nullptr); !s) return report(s), Outcome::kError;
+  std::vector<std::uint8_t> workspace(plan->workspace_bytes());
+  const Workspace ws{workspace.empty() ? nullptr : workspace.data(), workspace.size()};
+  if (Status s = plan->execute(pack, ws, nullptr); !s) return report(s), Outcome::kError;
   auto expected = reference::evaluate(graph, inputs.value());
   if (!expected) return report(expected.status()), Outcome::kError;
 

@@ -12,6 +12,15 @@ namespace fusedgemm::kernels {
 
 // Buffers one kernel can address; the support gate declines graphs that need more.
 inline constexpr int kMaxKernelBuffers = 16;
+// TMA descriptors one launch carries: one A plus one B per GEMM (4 at most), with room.
+inline constexpr int kMaxTmaDescriptors = 6;
+
+// A CUtensorMap as the driver encodes it (128 opaque bytes, 64-byte aligned), so device code
+// needs no cuda.h. The CUDA device encodes one per TMA-read operand at every launch, from
+// the call's address and layout (docs/PERF.md says why per launch).
+struct alignas(64) TmaDescriptor {
+  unsigned long long words[16];
+};
 
 struct BufferArg {
   void* data;
@@ -20,10 +29,12 @@ struct BufferArg {
 };
 
 struct KernelArgs {
+  TmaDescriptor tma[kMaxTmaDescriptors];  // first: param space keeps them 64-byte aligned
   long long batch;
   long long m;
   long long n;
   long long k;
+  void* workspace;  // the plan's workspace (seeded words first), or null
   int buffer_count;
   BufferArg buffers[kMaxKernelBuffers];
 };

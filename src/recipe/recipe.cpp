@@ -145,6 +145,10 @@ class RecipeBuilder {
     r.mode = tap.mode;
     r.seed_word = seed_word(tap.mode);
     ++recipe_.taps;
+    if (tap.mode == ReductionMode::kNorm2) {
+      recipe_.workspace_bytes = kTmaGranuleBytes;
+      recipe_.workspace_seed_words = 1;
+    }
   }
 
   void add_quantized(int index) {

@@ -87,7 +87,11 @@ struct Recipe {
   std::vector<Slot> slots;       // one per buffer of the program, in its buffer order
   // Roles (indices) that must share one layout: the same role of several GEMMs.
   std::vector<std::vector<int>> layout_groups;
+  // The workspace holds, when a norm2 tap needs one, a CTA-completion counter: the last CTA
+  // to finish takes the square roots, so norm2 ends inside the one launch. Its first
+  // `workspace_seed_words` 32-bit words are zeroed (seeded) before every launch.
   std::uint64_t workspace_bytes = 0;
+  std::uint64_t workspace_seed_words = 0;
   int taps = 0;  // roles with Role::kTap
 };
 

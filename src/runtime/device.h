@@ -3,6 +3,7 @@
 // do-nothing device the host-cost benchmark uses.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,18 @@ struct KernelParam {
   int index = 0;
 };
 
+// How the CUDA device encodes one TMA descriptor at launch: a box over the buffer of kernel
+// parameter `param`, in KernelArgs::tma[slot]. Axes are kernel axes, fastest first; the
+// first has unit stride (the rules guarantee it before any launch).
+struct TmaPlan {
+  int param = 0;
+  int slot = 0;
+  std::uint32_t element_bytes = 2;
+  std::array<int, 3> axes{2, 1, 0};
+  std::array<std::uint32_t, 3> box{64, 64, 1};
+  std::uint32_t swizzle_bytes = 128;  // 0, 32, 64 or 128
+};
+
 // What a device loads: a cubin for CUDA; the fusion program and its argument plan for the
 // host device, which interprets them.
 struct KernelImage {
@@ -49,6 +62,7 @@ struct KernelImage {
   std::vector<std::uint8_t> cubin;
   std::shared_ptr<const fusion::FusionProgram> program;
   std::vector<KernelParam> params;
+  std::vector<TmaPlan> tma;
 };
 
 // A kernel a device has loaded; only the device that made it can launch it.

@@ -164,12 +164,18 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
     seeds[i].fill.data = const_cast<void*>(view.data[call->seed_role[i]]);
   }
   for (int i = 0; i < call->seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
+  if (recipe.workspace_seed_words > 0) {
+    FG_TRY(device->fill({workspace.data, recipe.workspace_seed_words * 4,
+                         recipe.workspace_seed_words, 1, 0},
+                        stream));
+  }
 
   kernels::KernelArgs args;
   args.batch = call->args.batch;
   args.m = call->args.m;
   args.n = call->args.n;
   args.k = call->args.k;
+  args.workspace = workspace.data;
   args.buffer_count = call->args.buffer_count;
   for (int i = 0; i < args.buffer_count; ++i) {
     args.buffers[i] = call->args.buffers[i];
@@ -197,6 +203,7 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
   args.m = layout.problem.m;
   args.n = layout.problem.n;
   args.k = layout.problem.k;
+  args.workspace = const_cast<void*>(view.workspace);
   args.buffer_count = layout.role_count;
   for (int i = 0; i < layout.role_count; ++i) {
     const auto& k = layout.roles[i].kernel;
