@@ -60,6 +60,10 @@ struct TmaPlan {
 struct KernelImage {
   std::string entry;
   std::vector<std::uint8_t> cubin;
+  // The largest dynamic shared memory any launch of this kernel asks for. A CUDA device sets
+  // it as the kernel's limit once at load, never per launch; 0 keeps the driver's default
+  // (48 KiB less the kernel's static shared memory).
+  unsigned max_shared_bytes = 0;
   std::shared_ptr<const fusion::FusionProgram> program;
   std::vector<KernelParam> params;
   std::vector<TmaPlan> tma;
