@@ -28,7 +28,7 @@ class NullDevice final : public runtime::Device {
   }
   Status fill(const runtime::Fill32&, runtime::Stream) noexcept override { return Status::ok(); }
   Status launch(const runtime::LoadedKernel&, const runtime::LaunchConfig&,
-                const kernels::KernelArgs& args, runtime::Stream) noexcept override {
+                kernels::KernelArgs& args, runtime::Stream) noexcept override {
     benchmark::DoNotOptimize(&args);
     return Status::ok();
   }

@@ -51,6 +51,7 @@ struct DriverApi {
   PFN_cuMemsetD32Async_v3020 memset_d32_async = nullptr;
   PFN_cuMemsetD2D32Async_v3020 memset_d2d32_async = nullptr;
   PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encode_tiled = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;
   PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;
@@ -147,6 +148,7 @@ Status bootstrap(void* library, DriverApi& api) {
   FG_TRY(resolve(api, gpa, "cuMemsetD32Async", api.memset_d32_async));
   FG_TRY(resolve(api, gpa, "cuMemsetD2D32Async", api.memset_d2d32_async));
   FG_TRY(resolve(api, gpa, "cuLaunchKernelEx", api.launch_kernel_ex));
+  FG_TRY(resolve(api, gpa, "cuTensorMapEncodeTiled", api.tensor_map_encode_tiled));
   FG_TRY(resolve(api, gpa, "cuMemAlloc", api.mem_alloc));
   FG_TRY(resolve(api, gpa, "cuMemFree", api.mem_free));
   FG_TRY(resolve(api, gpa, "cuMemcpyHtoD", api.memcpy_htod));
@@ -246,6 +248,7 @@ class CudaKernel final : public LoadedKernel {
 
   CUfunction function = nullptr;
   unsigned max_shared_bytes = 0;
+  std::vector<TmaPlan> tma;
 
  private:
   std::shared_ptr<const CudaContext> context_;
@@ -379,6 +382,7 @@ Result<std::shared_ptr<const LoadedKernel>> CudaDevice::load(const KernelImage& 
     }
   }
   kernel->max_shared_bytes = image.max_shared_bytes;
+  kernel->tma = image.tma;
   return std::shared_ptr<const LoadedKernel>(std::move(kernel));
 }
 
@@ -399,8 +403,63 @@ Status CudaDevice::fill(const Fill32& fill, Stream stream) noexcept {
   return Status::ok();
 }
 
+namespace {
+
+CUtensorMapSwizzle swizzle_of(std::uint32_t bytes) {
+  switch (bytes) {
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    default: return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+CUtensorMapDataType tma_type_of(std::uint32_t element_bytes) {
+  switch (element_bytes) {
+    case 1: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case 4: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    default: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  }
+}
+
+// One descriptor per TMA-read operand, encoded from this call's address and layout. The
+// rules already guaranteed what the driver checks (16-byte base and strides, unit stride on
+// the first axis), so a failure here names a broken invariant, not a user error.
+// Measured on the H200: ~0.05 us per encode (issue 4), cheaper than any cache keyed by
+// address would be to check.
+Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs& args) {
+  const kernels::BufferArg& b = args.buffers[plan.param];
+  cuuint64_t dims[3];
+  cuuint64_t strides[2];
+  cuuint32_t box[3];
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  std::uint64_t span_bytes = plan.element_bytes;
+  for (int j = 0; j < 3; ++j) {
+    const int axis = plan.axes[j];
+    dims[j] = static_cast<cuuint64_t>(b.shape[axis]);
+    box[j] = plan.box[j];
+    if (j > 0) {
+      // A broadcast axis (extent 1, stride 0) still needs a legal stride: the packed one.
+      const std::uint64_t stride =
+          b.stride[axis] != 0 ? static_cast<std::uint64_t>(b.stride[axis]) * plan.element_bytes
+                              : span_bytes;
+      strides[j - 1] = stride;
+    }
+    span_bytes = (j == 0 ? plan.element_bytes : strides[j - 1]) * dims[j];
+  }
+  const CUresult r = api.tensor_map_encode_tiled(
+      reinterpret_cast<CUtensorMap*>(&args.tma[plan.slot]), tma_type_of(plan.element_bytes), 3,
+      b.data, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      swizzle_of(plan.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return driver_error(api, "cuTensorMapEncodeTiled", r);
+  return Status::ok();
+}
+
+}  // namespace
+
 Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                          const kernels::KernelArgs& args, Stream stream) noexcept {
+                          kernels::KernelArgs& args, Stream stream) noexcept {
   // A typeid compare, not dynamic_cast: one vtable read on the hot path.
   if (typeid(kernel) != typeid(CudaKernel)) {
     return Status(ErrorCode::kInvalidArgument,
@@ -420,6 +479,7 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
                       " exceeds the kernel's max_shared_bytes " +
                       std::to_string(cuda_kernel.max_shared_bytes) + " set at load");
   }
+  for (const TmaPlan& plan : cuda_kernel.tma) FG_TRY(encode_tma(context.api, plan, args));
   CUlaunchConfig launch_config{};
   launch_config.gridDimX = config.grid[0];
   launch_config.gridDimY = config.grid[1];

@@ -55,7 +55,7 @@ class CudaDevice final : public Device {
   // cuLaunchKernelEx with `args` as the kernel's only parameter, by value; a cluster of more
   // than one CTA adds the cluster-dimension attribute. Allocates nothing unless it fails.
   Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                const kernels::KernelArgs& args, Stream stream) noexcept override;
+                kernels::KernelArgs& args, Stream stream) noexcept override;
 
   const CudaContext& context() const noexcept { return *context_; }
 

@@ -88,8 +88,10 @@ class Device {
 
   virtual Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) = 0;
   virtual Status fill(const Fill32& fill, Stream stream) noexcept = 0;
+  // `args` is the caller's, built for this launch: a device may complete it (the CUDA device
+  // encodes the TMA descriptors into args.tma) before the driver copies it.
   virtual Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                        const kernels::KernelArgs& args, Stream stream) noexcept = 0;
+                        kernels::KernelArgs& args, Stream stream) noexcept = 0;
 };
 
 }  // namespace fusedgemm::runtime

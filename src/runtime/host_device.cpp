@@ -119,7 +119,7 @@ float combine(ReductionMode mode, float acc, float v, float inv_count) {
 
 class Interpreter {
  public:
-  Interpreter(const HostKernel& kernel, const kernels::KernelArgs& args)
+  Interpreter(const HostKernel& kernel, kernels::KernelArgs& args)
       : p_(*kernel.program), ix_(kernel.index), args_(args) {}
 
   void run() {
@@ -268,7 +268,7 @@ class Interpreter {
 
   const fusion::FusionProgram& p_;
   const ParamIndex& ix_;
-  const kernels::KernelArgs& args_;
+  kernels::KernelArgs& args_;
   std::vector<float> values_;
   std::vector<float> accumulators_;
   std::vector<std::vector<float>> quantize_input_;
@@ -294,7 +294,7 @@ Status HostDevice::fill(const Fill32& f, Stream) noexcept {
 }
 
 Status HostDevice::launch(const LoadedKernel& kernel, const LaunchConfig&,
-                          const kernels::KernelArgs& args, Stream) noexcept {
+                          kernels::KernelArgs& args, Stream) noexcept {
   const auto* host = dynamic_cast<const HostKernel*>(&kernel);
   if (host == nullptr) {
     return Status(ErrorCode::kInvalidArgument,

@@ -20,7 +20,7 @@ class HostDevice final : public Device {
   Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) override;
   Status fill(const Fill32& fill, Stream stream) noexcept override;
   Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                const kernels::KernelArgs& args, Stream stream) noexcept override;
+                kernels::KernelArgs& args, Stream stream) noexcept override;
 };
 
 }  // namespace fusedgemm::runtime

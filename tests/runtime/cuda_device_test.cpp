@@ -219,6 +219,7 @@ class CudaDeviceGpu : public testing::Test {
 
   std::shared_ptr<Device> device_;
   std::vector<std::shared_ptr<void>> buffers_;
+  KernelArgs empty_args_{};
 };
 
 TEST_F(CudaDeviceGpu, NamesTheDevice) {
@@ -355,7 +356,7 @@ TEST_F(CudaDeviceGpu, LaunchRefusesSharedAboveTheLoadLimit) {
   ASSERT_TRUE(kernel) << kernel.status().message();
   LaunchConfig config;
   config.shared_bytes = 64 * 1024 + 4;
-  const auto launched = device_->launch(*kernel.value(), config, KernelArgs{}, nullptr);
+  const auto launched = device_->launch(*kernel.value(), config, empty_args_, nullptr);
   ASSERT_FALSE(launched);
   EXPECT_EQ(launched.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(contains(launched.message(), "shared_bytes 65540 exceeds")) << launched.message();
@@ -364,7 +365,7 @@ TEST_F(CudaDeviceGpu, LaunchRefusesSharedAboveTheLoadLimit) {
 
 TEST_F(CudaDeviceGpu, LaunchRefusesAKernelOfAnotherDeviceKind) {
   struct HostKernel final : LoadedKernel {};
-  const auto launched = device_->launch(HostKernel{}, LaunchConfig{}, KernelArgs{}, nullptr);
+  const auto launched = device_->launch(HostKernel{}, LaunchConfig{}, empty_args_, nullptr);
   ASSERT_FALSE(launched);
   EXPECT_EQ(launched.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(contains(launched.message(), "not loaded by a CUDA device")) << launched.message();
@@ -375,7 +376,7 @@ TEST_F(CudaDeviceGpu, LaunchNamesTheCallWhenTheDriverRefuses) {
   ASSERT_TRUE(kernel) << kernel.status().message();
   LaunchConfig config;
   config.block[0] = 4096;  // past the 1024 threads a block may have
-  const auto launched = device_->launch(*kernel.value(), config, KernelArgs{}, nullptr);
+  const auto launched = device_->launch(*kernel.value(), config, empty_args_, nullptr);
   ASSERT_FALSE(launched);
   EXPECT_EQ(launched.code(), ErrorCode::kDriver);
   EXPECT_TRUE(contains(launched.message(), "cuLaunchKernelEx failed: CUDA_ERROR_INVALID_VALUE"))
