@@ -12,7 +12,7 @@
 #include "fusedgemm/plan.h"
 #include "reference/compare.h"
 #include "reference/graph_reference.h"
-#include "resize.h"
+#include "reference/resize.h"
 #include "runtime/device.h"
 
 namespace fusedgemm::tool {
@@ -33,7 +33,7 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   Graph& graph = loaded.value();
   if (Status s = graph.validate(); !s) return report(s), Outcome::kError;
 
-  const ProblemOverride size{options.batch, options.m, options.n, options.k};
+  const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
   auto device = default_device();
   auto plan = build(graph, BuildOptions{device});
   if (!plan && plan.status().code() == ErrorCode::kUnavailable && !device->is_host()) {
@@ -49,7 +49,7 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   if (!plan) return report(plan.status()), Outcome::kError;
   if (size.any()) {
     // A plan serves other problem sizes: re-declare the buffers, keep the plan.
-    if (Status s = resize_graph(graph, size); !s) return report(s), Outcome::kError;
+    if (Status s = reference::resize_graph(graph, size); !s) return report(s), Outcome::kError;
   }
 
   auto inputs = reference::make_random_inputs(graph, options.seed);

@@ -1,4 +1,4 @@
-#include "resize.h"
+#include "reference/resize.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 
 #include "fusion/analyze.h"
 
-namespace fusedgemm::tool {
+namespace fusedgemm::reference {
 namespace {
 
 using fusion::ProblemShape;
@@ -46,20 +46,38 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   const ProblemShape want{size.batch.value_or(p.problem.batch), size.m.value_or(p.problem.m),
                           size.n.value_or(p.problem.n), size.k.value_or(p.problem.k)};
 
-  auto redeclare = [&](int buffer, Dims dims) -> Status {
+  auto redeclare = [&](int buffer, Dims dims, Layout order = {}) -> Status {
     FG_ASSIGN_OR_RETURN(Tensor t, graph.find_tensor(p.buffers[buffer].uid));
-    const Layout declared = p.buffers[buffer].layout;
+    if (order.shape == Dims{1, 1, 1} && order.stride == Dims{1, 1, 1}) {
+      order = p.buffers[buffer].layout;
+    }
     if (t->uid_assigned()) t->set_uid(p.buffers[buffer].uid);
     t->set_dim({dims[0], dims[1], dims[2]});
-    t->set_stride(dense_strides(declared, dims));
+    t->set_stride(dense_strides(order, dims));
     return Status::ok();
   };
-  auto batch_of = [&](int buffer) { return keep_one(p.buffers[buffer].layout.shape[0], want.batch); };
+  // A stride order with axis 2 (K-major A, N-major B) or axis 1 fastest.
+  auto major_order = [](std::optional<bool> axis2_fastest) -> Layout {
+    if (!axis2_fastest) return {};
+    return *axis2_fastest ? Layout{{2, 2, 2}, {100, 10, 1}} : Layout{{2, 2, 2}, {100, 1, 10}};
+  };
+  // In a graph of batch 1 nothing marks a broadcast batch, so inputs follow the new batch;
+  // in a batched graph a declared batch of 1 stays a broadcast.
+  auto batch_of = [&](int buffer) {
+    return p.problem.batch == 1 ? want.batch
+                                : keep_one(p.buffers[buffer].layout.shape[0], want.batch);
+  };
 
   for (const auto& op : p.operands) {
     const bool a = op.role == Role::kA;
-    FG_TRY(redeclare(op.buffer, a ? Dims{batch_of(op.buffer), want.m, want.k}
-                                  : Dims{batch_of(op.buffer), want.k, want.n}));
+    // A is [b, M, K]: K-major puts axis 2 fastest. B is [b, K, N]: K-major puts axis 1.
+    const std::optional<bool> axis2 =
+        a ? size.a_k_major
+          : (size.b_k_major ? std::optional<bool>(!*size.b_k_major) : std::nullopt);
+    FG_TRY(redeclare(op.buffer,
+                     a ? Dims{batch_of(op.buffer), want.m, want.k}
+                       : Dims{batch_of(op.buffer), want.k, want.n},
+                     major_order(axis2)));
     if (op.block_scale) {
       const auto& s = *op.block_scale;
       const std::int64_t rows = a ? want.m : want.k;
@@ -76,7 +94,7 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   for (const auto& out : p.outputs) FG_TRY(redeclare(out.buffer, {want.batch, want.m, want.n}));
   for (const auto& tap : p.taps) {
     const auto& d = p.buffers[tap.buffer].layout.shape;
-    FG_TRY(redeclare(tap.buffer, {batch_of(tap.buffer), keep_one(d[1], want.m),
+    FG_TRY(redeclare(tap.buffer, {keep_one(d[0], want.batch), keep_one(d[1], want.m),
                                   keep_one(d[2], want.n)}));
   }
   for (const auto& q : p.quantized_outputs) {
@@ -87,4 +105,4 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   return graph.validate();
 }
 
-}  // namespace fusedgemm::tool
+}  // namespace fusedgemm::reference
