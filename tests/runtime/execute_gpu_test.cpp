@@ -1,0 +1,187 @@
+// Every flavor on the GPU through the public execute, against the fp64 reference: each
+// example graph x both majors of A and B x batch 1 and 3 x shapes with ragged edges. Inputs
+// random, outputs poisoned first. Suites named *Gpu* carry the ctest label `gpu` and skip
+// without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fusedgemm/graph_json.h"
+#include "fusedgemm/plan.h"
+#include "reference/compare.h"
+#include "reference/graph_reference.h"
+#include "reference/resize.h"
+#include "runtime/cuda_device.h"
+
+namespace fusedgemm {
+namespace {
+
+struct Shape {
+  std::int64_t batch, m, n, k;
+};
+
+struct Case {
+  std::string example;
+  Shape shape;
+  bool a_k_major;
+  bool b_k_major;
+};
+
+std::string describe(const Case& c) {
+  return c.example + " b" + std::to_string(c.shape.batch) + " " + std::to_string(c.shape.m) +
+         "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k) +
+         (c.a_k_major ? " A:K" : " A:M") + (c.b_k_major ? " B:K" : " B:N");
+}
+
+// Device memory for every buffer of one call, freed with the test.
+class DeviceBuffers {
+ public:
+  explicit DeviceBuffers(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+  ~DeviceBuffers() {
+    for (void* p : owned_) (void)runtime::cuda_test::release(*device_, p);
+  }
+  void* upload(const std::vector<std::uint8_t>& bytes) {
+    auto data = runtime::cuda_test::allocate(*device_, std::max<std::size_t>(bytes.size(), 16));
+    if (!data) return nullptr;
+    owned_.push_back(data.value());
+    if (!bytes.empty()) {
+      (void)runtime::cuda_test::copy_to_device(*device_, data.value(), bytes.data(), bytes.size());
+    }
+    return data.value();
+  }
+  Status download(void* device_data, std::vector<std::uint8_t>& bytes) {
+    FG_TRY(runtime::cuda_test::synchronize(*device_));
+    return runtime::cuda_test::copy_to_host(*device_, bytes.data(), device_data, bytes.size());
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+  std::vector<void*> owned_;
+};
+
+enum class Outcome { kCompared, kNotBuilt, kRefused };
+
+// Builds, executes once and compares. A graph the generator does not emit yet (kUnavailable)
+// is not built; a call a rule refuses (a contiguous extent of 1, say) must have written
+// nothing — either way never a wrong answer.
+Outcome run_case(const std::shared_ptr<Device>& device, const Case& c) {
+  SCOPED_TRACE(describe(c));
+  auto loaded = load_graph(std::string(FUSEDGEMM_EXAMPLES_DIR) + "/" + c.example + ".json");
+  EXPECT_TRUE(loaded) << loaded.status().message();
+  if (!loaded) return Outcome::kNotBuilt;
+  Graph& graph = loaded.value();
+  EXPECT_TRUE(graph.validate());
+  const reference::ProblemOverride size{c.shape.batch, c.shape.m, c.shape.n, c.shape.k,
+                                        c.a_k_major, c.b_k_major};
+  if (Status s = reference::resize_graph(graph, size); !s) return Outcome::kNotBuilt;
+  auto plan = build(graph, BuildOptions{device});
+  if (!plan && (plan.status().code() == ErrorCode::kDeclined ||
+                plan.status().code() == ErrorCode::kUnavailable)) {
+    std::printf("  not built: %s: %s\n", describe(c).c_str(), plan.status().message().c_str());
+    return Outcome::kNotBuilt;
+  }
+  EXPECT_TRUE(plan) << plan.status().message();
+  if (!plan) return Outcome::kNotBuilt;
+
+  auto inputs = reference::make_random_inputs(graph, 7);
+  EXPECT_TRUE(inputs) << inputs.status().message();
+  if (!inputs) return Outcome::kNotBuilt;
+  DeviceBuffers buffers(device);
+  VariantPack pack;
+  for (auto& [uid, tensor] : inputs.value()) pack.set(uid, buffers.upload(tensor.bytes));
+  std::vector<std::pair<Tensor, reference::HostTensor>> outputs;
+  std::vector<void*> output_data;
+  for (const auto& t : graph.tensors()) {
+    if (!t->is_output()) continue;
+    auto host = reference::make_host_tensor(*t);
+    std::fill(host.bytes.begin(), host.bytes.end(), 0xFF);  // NaN in every float type
+    output_data.push_back(buffers.upload(host.bytes));
+    pack.set(*t->uid(), output_data.back());
+    outputs.emplace_back(t, std::move(host));
+  }
+  std::vector<std::uint8_t> workspace_bytes(plan->workspace_bytes());
+  void* workspace = workspace_bytes.empty() ? nullptr : buffers.upload(workspace_bytes);
+  const Status executed = plan->execute(pack, {workspace, workspace_bytes.size()}, nullptr);
+  if (executed.code() == ErrorCode::kIllegalCall) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      auto& [t, host] = outputs[i];
+      std::vector<std::uint8_t> after(host.bytes.size());
+      EXPECT_TRUE(buffers.download(output_data[i], after));
+      EXPECT_TRUE(std::all_of(after.begin(), after.end(), [](auto b) { return b == 0xFF; }))
+          << "a refused call wrote '" << t->name() << "'";
+    }
+    std::printf("  refused: %s: %s\n", describe(c).c_str(), executed.message().c_str());
+    return Outcome::kRefused;
+  }
+  EXPECT_TRUE(executed) << executed.message();
+  if (!executed) return Outcome::kNotBuilt;
+
+  auto expected = reference::evaluate(graph, inputs.value());
+  EXPECT_TRUE(expected) << expected.status().message();
+  if (!expected) return Outcome::kNotBuilt;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    auto& [t, host] = outputs[i];
+    EXPECT_TRUE(buffers.download(output_data[i], host.bytes));
+    for (const auto& want : expected->outputs()) {
+      if (want.uid != *t->uid()) continue;
+      const auto cmp = reference::compare(host, want);
+      EXPECT_TRUE(cmp.passed()) << "'" << t->name() << "': " << cmp.summary();
+    }
+  }
+  for (const auto& d : plan->deferrals()) EXPECT_EQ(d.count, 0u) << d.rule;
+  return Outcome::kCompared;
+}
+
+class ExecuteGpu : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto device = make_cuda_device(0);
+    if (!device) GTEST_SKIP() << device.status().message();
+    device_ = device.value();
+  }
+  std::shared_ptr<Device> device_;
+};
+
+std::vector<std::string> fused_examples() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(FUSEDGEMM_EXAMPLES_DIR)) {
+    if (e.path().extension() == ".json" && e.path().stem() != "fallback_only") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every flavor x majors x batch at a ragged shape small enough for the fp64 reference.
+TEST_F(ExecuteGpu, EveryFlavorEveryMajorBatchOneAndThree) {
+  int compared = 0;
+  for (const auto& example : fused_examples()) {
+    for (const std::int64_t batch : {1, 3}) {
+      for (const bool a_k : {true, false}) {
+        for (const bool b_k : {true, false}) {
+          const Case c{example, {batch, 200, 136, 264}, a_k, b_k};
+          compared += run_case(device_, c) == Outcome::kCompared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 0) << "no case ran on the GPU";
+}
+
+// The shapes: a square with ragged edges, decode-time M of 1, and N of 1.
+TEST_F(ExecuteGpu, PlainAtLargeAndSkinnyShapes) {
+  int compared = 0;
+  for (const Shape& shape : {Shape{1, 1000, 1000, 1000}, Shape{1, 1, 4096, 4096},
+                             Shape{1, 4096, 1, 512}, Shape{3, 1, 4096, 4096}}) {
+    compared += run_case(device_, {"plain", shape, true, true}) == Outcome::kCompared;
+    compared += run_case(device_, {"plain", shape, false, false}) == Outcome::kCompared;
+  }
+  EXPECT_GT(compared, 0) << "no case ran on the GPU";
+}
+
+}  // namespace
+}  // namespace fusedgemm
