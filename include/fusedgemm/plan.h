@@ -25,6 +25,7 @@ namespace fusedgemm {
 namespace runtime {
 struct PlanState;
 struct BoundCall;
+struct PlanAccess;
 }
 
 enum class Engine : std::uint8_t { kFused, kFallback };
@@ -63,6 +64,7 @@ class BoundPack {
 
  private:
   friend struct runtime::PlanState;
+  friend struct runtime::PlanAccess;
   std::vector<Buffer> buffers_;
   std::shared_ptr<const runtime::BoundCall> call_;
 };
@@ -109,6 +111,7 @@ class Plan {
 
  private:
   friend Result<Plan> build(Graph& graph, const BuildOptions& options);
+  friend struct runtime::PlanAccess;
   explicit Plan(std::shared_ptr<const runtime::PlanState> state) : state_(std::move(state)) {}
   std::shared_ptr<const runtime::PlanState> state_;
 };

@@ -68,6 +68,13 @@ struct PlanState {
   std::shared_ptr<const BoundCall> make_bound_call(const BoundPack& pack) const;
 };
 
+// Internals of a plan for the benchmarks, which launch the plan's kernel raw beside
+// execute to measure what execute adds.
+struct PlanAccess {
+  static const PlanState& state(const Plan& plan) { return *plan.state_; }
+  static const BoundCall& call(const BoundPack& pack) { return *pack.call_; }
+};
+
 // The kernel arguments of a checked call: kernel-order extents and strides, stride 0 on
 // every axis of extent 1 so broadcast and reduced axes read one element.
 void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept;
