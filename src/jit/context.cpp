@@ -168,6 +168,7 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
     const Result<SharedKernel>& kernel = future.get();
     FG_TRY(kernel);
     ++impl_->memory_hits;
+    impl_->log("memory hit '{}' key {}", source.name, key);
     CompileResult result{.kernel = kernel.value(),
                          .outcome = CacheOutcome::kMemoryHit,
                          .key = std::move(key),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -23,15 +24,19 @@ namespace fs = std::filesystem;
 // A temp file older than this belongs to a writer that died before its rename.
 constexpr auto kStaleTempAge = std::chrono::hours(24);
 
-bool is_key(std::string_view key) {
-  return key.size() == kSha256HexChars && std::all_of(key.begin(), key.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+bool is_hex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+bool is_key(std::string_view key) {
+  return key.size() == kSha256HexChars && is_hex(key);
+}
+
+// A shard folder: the first two hex digits of the keys it holds.
 bool is_shard(const fs::path& dir) {
   const std::string name = dir.filename().string();
-  return name.size() == 2 && is_key(name + std::string(kSha256HexChars - 2, '0'));
+  return name.size() == 2 && is_hex(name);
 }
 
 std::string errno_text() {
@@ -119,6 +124,13 @@ Result<std::string> cache_key(const KernelSource& source, const CompileOptions& 
   digest.add(source.name).add(source.code).add(headers_hex);
   digest.add_int(nvrtc.major).add_int(nvrtc.minor);
   digest.add(options.arch);
+  for (const std::string& flag : options.extra) {
+    FG_CHECK(!flag.starts_with("-I") && !flag.starts_with("--include-path"),
+             ErrorCode::kInvalidArgument,
+             "CompileOptions::extra '" + flag +
+                 "' is an include path; legal: put it in include_dirs, which stays out of the "
+                 "cache key");
+  }
   const std::vector<std::string> flags = compile_flags(options);
   digest.add_int(static_cast<std::int64_t>(flags.size()));
   for (const std::string& flag : flags) digest.add(flag);
@@ -137,11 +149,14 @@ CacheLoad KernelCache::load(std::string_view key) const {
   CacheLoad load;
   if (!is_key(key)) return load;
   const fs::path path = entry_path(key);
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return load;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  Result<CompiledKernel> kernel = decode_entry(bytes.str(), key);
+  std::string bytes(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  // A short read (the file shrank meanwhile) fails verification like any truncation.
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  Result<CompiledKernel> kernel = decode_entry(bytes, key);
   std::error_code ec;
   if (!kernel) {
     // A corrupt entry is deleted so the recompile that follows can write a good one.

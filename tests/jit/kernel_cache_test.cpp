@@ -87,6 +87,17 @@ TEST(KernelCacheKey, IgnoresPathsAndHeaderOrder) {
   EXPECT_EQ(key_of(source, CompileOptions{}), base);
 }
 
+TEST(KernelCacheKey, RefusesIncludePathsAmongTheFlags) {
+  for (const char* flag : {"-I/usr/local/cuda/include", "--include-path=/opt/x"}) {
+    CompileOptions options;
+    options.extra = {flag};
+    const Result<std::string> key = cache_key(tiny_kernel(), options, kNvrtc, 0);
+    ASSERT_FALSE(key.is_ok()) << flag;
+    EXPECT_EQ(key.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(key.status().message().find(flag), std::string::npos) << key.status().message();
+  }
+}
+
 TEST(KernelCacheEntry, RoundTripsAndRereadsTheReport) {
   const CompiledKernel kernel = fake_kernel(100);
   const std::string bytes = encode_entry(fake_key('a'), kernel).value();
