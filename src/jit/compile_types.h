@@ -1,0 +1,45 @@
+// What the JIT compiles and what it hands back: plain values shared by the NVRTC
+// compiler, the disk cache and the Context.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/ptxas_report.h"
+
+namespace fusedgemm::jit {
+
+struct KernelSource {
+  // The program name given to NVRTC: it appears in the log and, through -lineinfo, in the
+  // cubin, so it is part of the cache key. A name such as "gemm_bf16.cu", not a path.
+  std::string name;
+  std::string code;
+  // Include name -> contents, handed to nvrtcCreateProgram so the generated code can
+  // #include our hand-written headers with no file system.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct CompileOptions {
+  std::string arch = "sm_90a";     // must name a real SM ("sm_*"): the JIT returns a cubin
+  std::vector<std::string> extra;  // further NVRTC options; part of the cache key
+  // -I directories of the CUDA toolkit. Unset: the Context's (CUDA_HOME), or for a bare
+  // compile() the toolkit found at configure time. Never part of the cache key (rule 11);
+  // the NVRTC version stands for the toolkit.
+  std::optional<std::vector<std::string>> include_dirs;
+  // Where a failed compile dumps its source, log and options. Empty: <temp>/fusedgemm.
+  // Not part of the cache key.
+  std::filesystem::path dump_dir;
+};
+
+struct CompiledKernel {
+  std::vector<std::uint8_t> cubin;  // an ELF image of SASS for `arch`
+  std::string log;                  // NVRTC's log, including the ptxas -v lines
+  PtxasReport resources;            // parsed from `log`
+  double compile_seconds = 0;       // NVRTC wall time when this kernel was first compiled
+};
+
+}  // namespace fusedgemm::jit

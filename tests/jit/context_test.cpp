@@ -1,0 +1,162 @@
+// A Context puts a memory map in front of the disk cache in front of NVRTC; the counters
+// prove which one answered. Each test compiles the tiny kernel at most twice.
+#include "jit/context.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "jit/cache_entry.h"
+#include "jit/jit_test_util.h"
+#include "jit/kernel_cache.h"
+
+namespace fusedgemm::jit {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+using testing::tiny_kernel;
+using testing::write_file;
+
+// Hermetic: nothing from the developer's environment (a FUSEDGEMM_DUMP_DIR, say) leaks in.
+std::shared_ptr<Context> make_context(const std::filesystem::path& cache_dir,
+                                      ContextOptions options = {}) {
+  options.read_environment = false;
+  options.cache_dir = cache_dir;
+  Result<std::shared_ptr<Context>> context = Context::create(options);
+  EXPECT_TRUE(context.is_ok()) << context.status().message();
+  return context.value();
+}
+
+TEST(JitContext, CompilesThenHitsMemoryThenDiskInANewContext) {
+  const TempDir dir;
+  const std::shared_ptr<Context> first = make_context(dir.path());
+  const Result<CompileResult> compiled = first->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->outcome, CacheOutcome::kCompiled);
+  EXPECT_TRUE(compiled->warning.empty()) << compiled->warning;
+  EXPECT_TRUE(std::filesystem::exists(KernelCache(dir.path(), 1).entry_path(compiled->key)));
+
+  const Result<CompileResult> again = first->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->outcome, CacheOutcome::kMemoryHit);
+  EXPECT_EQ(again->kernel, compiled->kernel);  // the same object, not a copy
+  EXPECT_EQ(first->counters().compiles, 1);
+  EXPECT_EQ(first->counters().memory_hits, 1);
+
+  const std::shared_ptr<Context> second = make_context(dir.path());
+  const Result<CompileResult> loaded = second->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->outcome, CacheOutcome::kDiskHit);
+  EXPECT_EQ(loaded->key, compiled->key);
+  EXPECT_EQ(loaded->kernel->cubin, compiled->kernel->cubin);
+  EXPECT_EQ(loaded->kernel->resources.find("tiny")->registers,
+            compiled->kernel->resources.find("tiny")->registers);
+  EXPECT_EQ(second->counters().compiles, 0);  // NVRTC never ran
+  EXPECT_EQ(second->counters().disk_hits, 1);
+  EXPECT_LT(loaded->seconds, compiled->seconds);
+}
+
+TEST(JitContext, CorruptEntryIsRecompiledAndReplaced) {
+  const TempDir dir;
+  const Result<CompileResult> compiled =
+      make_context(dir.path())->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  const std::filesystem::path path = KernelCache(dir.path(), 1).entry_path(compiled->key);
+  const std::string good = read_file(path);
+  std::string bad = good;
+  bad[kEntryHeaderBytes + bad.size() / 4] ^= 0x10;  // a byte inside the cubin
+  write_file(path, bad);
+
+  const std::shared_ptr<Context> context = make_context(dir.path());
+  const Result<CompileResult> recompiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(recompiled.is_ok()) << recompiled.status().message();
+  EXPECT_EQ(recompiled->outcome, CacheOutcome::kCompiled);
+  EXPECT_EQ(context->counters().corrupt_entries, 1);
+  EXPECT_EQ(context->counters().compiles, 1);
+  // The replaced entry verifies again.
+  EXPECT_TRUE(decode_entry(read_file(path), compiled->key).is_ok());
+  EXPECT_EQ(recompiled->kernel->cubin, compiled->kernel->cubin);
+}
+
+TEST(JitContext, UnwritableCacheStillReturnsTheKernelWithAWarningAndDumps) {
+  const TempDir dir;
+  write_file(dir.path() / "file", "not a directory");
+  ContextOptions options;
+  options.dump_dir = dir.path() / "dumps";
+  const std::shared_ptr<Context> context = make_context(dir.path() / "file" / "cache", options);
+  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->outcome, CacheOutcome::kCompiled);
+  EXPECT_FALSE(compiled->kernel->cubin.empty());
+  EXPECT_NE(compiled->warning.find("not cached on disk: cannot create"), std::string::npos)
+      << compiled->warning;
+  EXPECT_EQ(context->counters().cache_write_failures, 1);
+
+  // FUSEDGEMM_DUMP_DIR: the source, its log and the NVRTC options of every compile.
+  int sources = 0;
+  for (const auto& file : std::filesystem::directory_iterator(dir.path() / "dumps")) {
+    if (file.path().extension() != ".cu") continue;
+    ++sources;
+    EXPECT_EQ(read_file(file.path()), tiny_kernel().code);
+    std::filesystem::path other = file.path();
+    EXPECT_NE(read_file(other.replace_extension(".log")).find("'tiny'"), std::string::npos);
+    EXPECT_NE(read_file(other.replace_extension(".cmd")).find("-arch=sm_90a"), std::string::npos);
+  }
+  EXPECT_EQ(sources, 1);
+}
+
+TEST(JitContext, DisabledCacheSkipsTheDiskButKeepsMemory) {
+  const TempDir dir;
+  ContextOptions options;
+  options.disable_cache = true;
+  const std::shared_ptr<Context> context = make_context(dir.path() / "cache", options);
+  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_TRUE(compiled->warning.empty()) << compiled->warning;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache"));
+  EXPECT_EQ(context->compile(tiny_kernel(), CompileOptions{}, 0)->outcome,
+            CacheOutcome::kMemoryHit);
+}
+
+TEST(JitContext, ConcurrentCompilesOfOneSourceCompileOnce) {
+  const TempDir dir;
+  const std::shared_ptr<Context> context = make_context(dir.path());
+  constexpr int kThreads = 4;
+  std::vector<Result<CompileResult>> results(kThreads, Status(ErrorCode::kInternal, "not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back(
+        [&, i] { results[i] = context->compile(tiny_kernel(), CompileOptions{}, 0); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int compiled = 0;
+  for (const Result<CompileResult>& result : results) {
+    ASSERT_TRUE(result.is_ok()) << result.status().message();
+    EXPECT_EQ(result->kernel, results[0]->kernel);
+    compiled += result->outcome == CacheOutcome::kCompiled ? 1 : 0;
+  }
+  EXPECT_EQ(compiled, 1);
+  EXPECT_EQ(context->counters().compiles, 1);
+  EXPECT_EQ(context->counters().memory_hits, kThreads - 1);
+}
+
+TEST(JitContext, FailedCompileIsReportedToEveryCallerAndNotRemembered) {
+  const TempDir dir;
+  ContextOptions options;
+  options.dump_dir = dir.path() / "dumps";
+  const std::shared_ptr<Context> context = make_context(dir.path() / "cache", options);
+  KernelSource broken = tiny_kernel();
+  broken.code = "this is not CUDA\n";
+  const Result<CompileResult> first = context->compile(broken, CompileOptions{}, 0);
+  ASSERT_FALSE(first.is_ok());
+  EXPECT_EQ(first.status().code(), ErrorCode::kCompile);
+  EXPECT_NE(first.status().message().find((dir.path() / "dumps").string()), std::string::npos)
+      << first.status().message();
+  EXPECT_FALSE(context->compile(broken, CompileOptions{}, 0).is_ok());
+  EXPECT_EQ(context->counters().compiles, 2);
+  EXPECT_EQ(context->counters().memory_hits, 0);
+}
+
+}  // namespace
+}  // namespace fusedgemm::jit
