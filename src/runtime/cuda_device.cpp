@@ -559,6 +559,11 @@ Status copy_to_host(const Device& device, void* host_data, const void* device_da
   });
 }
 
+void* function_of(const LoadedKernel& kernel) {
+  if (typeid(kernel) != typeid(CudaKernel)) return nullptr;
+  return static_cast<const CudaKernel&>(kernel).function;
+}
+
 Status synchronize(const Device& device) {
   return in_primary_context(device, "cuCtxSynchronize",
                             [](const DriverApi& api) { return api.ctx_synchronize(); });

@@ -83,6 +83,9 @@ Status copy_to_host(const Device& device, void* host_data, const void* device_da
                     std::size_t bytes);
 // Waits for all work in the primary context.
 Status synchronize(const Device& device);
+// The CUfunction of a kernel a CUDA device loaded (null otherwise), so a benchmark can
+// launch it raw beside execute.
+void* function_of(const LoadedKernel& kernel);
 
 }  // namespace cuda_test
 
