@@ -328,6 +328,11 @@ int CudaDevice::ordinal() const noexcept {
   return context_->ordinal;
 }
 
+int CudaDevice::driver_version() const noexcept {
+  int version = 0;
+  return context_->api.driver_get_version(&version) == CUDA_SUCCESS ? version : 0;
+}
+
 int CudaDevice::current_ordinal() const noexcept {
   // The why of this policy is in the header. Driver failures read as "no device" (-1), which
   // the device_current rule then refuses with the numbers.

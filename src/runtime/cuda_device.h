@@ -45,6 +45,7 @@ class CudaDevice final : public Device {
   int ordinal() const noexcept override;
   // See the context policy above: may make the primary context current on this thread.
   int current_ordinal() const noexcept override;
+  int driver_version() const noexcept override;
 
   // Loads image.cubin (a cubin, or NUL-terminated PTX the driver compiles) into the primary
   // context and sets image.max_shared_bytes as the kernel's dynamic shared memory limit.

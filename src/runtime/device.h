@@ -85,6 +85,8 @@ class Device {
   virtual int ordinal() const noexcept = 0;
   // The device the calling thread's work would go to now (CUDA: the current context's).
   virtual int current_ordinal() const noexcept = 0;
+  // The CUDA driver version (e.g. 13000), part of the kernel cache key; 0 without a driver.
+  virtual int driver_version() const noexcept { return 0; }
 
   virtual Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) = 0;
   virtual Status fill(const Fill32& fill, Stream stream) noexcept = 0;
