@@ -1,0 +1,221 @@
+// Every flavor of DESIGN.md section 5 through the public Plan::execute on the host device:
+// a legal call leaves every deferral counter at 0, every output and tap matches the fp64
+// reference, and no byte outside the elements (padding, guards) is written.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fusedgemm/plan.h"
+#include "support/call_harness.h"
+#include "support/flavor_graphs.h"
+
+namespace fusedgemm::test {
+namespace {
+
+constexpr Major kK = Major::kK;
+constexpr Major kM = Major::kM;
+constexpr Major kN = Major::kN;
+
+struct ExecuteShape {
+  FlavorShape shape;
+  bool views = false;  // views in declared order, else bare addresses
+};
+
+// bf16 flavors. A contiguous extent must be a multiple of 8 (16 bytes), so ragged M goes
+// with K-major A and ragged N with K-major B.
+const std::vector<ExecuteShape>& bf16_shapes() {
+  static const std::vector<ExecuteShape> kShapes = {
+      {{.batch = 1, .m = 72, .n = 100, .k = 64}},
+      {{.batch = 3,
+        .m = 64,
+        .n = 40,
+        .k = 96,
+        .a_major = kM,
+        .b_major = kN,
+        .out_major = kM,
+        .output_pad = 8,
+        .tap_pad = 3},
+       true},
+      {{.batch = 3,
+        .m = 72,
+        .n = 100,
+        .k = 32,
+        .out_major = kM,
+        .a_batch_one = true,
+        .output_pad = 16}},
+      {{.batch = 2,
+        .m = 48,
+        .n = 56,
+        .k = 40,
+        .a_major = kM,
+        .b_batch_one = true,
+        .aux_batch_one = true,
+        .operand_pad = 8,
+        .tap_pad = 1},
+       true},
+      {{.batch = 2, .m = 100, .n = 24, .k = 16, .b_major = kN, .out_major = kM, .tap_pad = 2}},
+  };
+  return kShapes;
+}
+
+// Block-scaled fp8: K-major only, K and N multiples of 128.
+const std::vector<ExecuteShape>& block_scaled_shapes() {
+  static const std::vector<ExecuteShape> kShapes = {
+      {{.batch = 1, .m = 72, .n = 128, .k = 128}},
+      {{.batch = 2, .m = 40, .n = 256, .k = 256, .a_batch_one = true, .output_pad = 8}, true},
+      {{.batch = 3,
+        .m = 16,
+        .n = 128,
+        .k = 384,
+        .out_major = kM,
+        .b_batch_one = true,
+        .operand_pad = 16}},
+  };
+  return kShapes;
+}
+
+// Quantized fp8 values: N-major, N a multiple of 16; 208 leaves a ragged last block.
+const std::vector<ExecuteShape>& quantized_shapes() {
+  static const std::vector<ExecuteShape> kShapes = {
+      {{.batch = 1, .m = 72, .n = 128, .k = 64}},
+      {{.batch = 2, .m = 40, .n = 208, .k = 32, .b_batch_one = true, .output_pad = 16}, true},
+      {{.batch = 3, .m = 64, .n = 96, .k = 40, .a_major = kM, .b_major = kN}},
+  };
+  return kShapes;
+}
+
+const std::vector<ExecuteShape>& shapes_for(Flavor flavor) {
+  if (flavor == Flavor::kBlockScaled) return block_scaled_shapes();
+  if (flavor == Flavor::kQuantized) return quantized_shapes();
+  return bf16_shapes();
+}
+
+std::string case_name(Flavor flavor, const ExecuteShape& s) {
+  return fmt::format("{}: {}{}", to_string(flavor), to_string(s.shape),
+                     s.views ? ", views" : ", addresses");
+}
+
+void expect_legal_call_matches_reference(Flavor flavor, const ExecuteShape& s, std::uint64_t seed) {
+  SCOPED_TRACE(case_name(flavor, s));
+  auto fg = make_flavor_graph(flavor, s.shape);
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, seed);
+  ASSERT_TRUE(call) << call.status().message();
+
+  const VariantPack pack = call->pack(s.views);
+  EXPECT_TRUE(plan->explain(pack).legal()) << plan->explain(pack).message;
+  const Status status = plan->execute(pack, {}, nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
+
+  // Again through a bound pack, poisoned afresh: the taps are seeded again, not summed on.
+  auto bound = plan->bind(pack);
+  ASSERT_TRUE(bound) << bound.status().message();
+  call->prepare();
+  const Status again = plan->execute(bound.value(), {}, nullptr);
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
+
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+}
+
+TEST(Execute, EveryFlavorMatchesTheReferenceAndWritesOnlyItsElements) {
+  std::uint64_t seed = 1;
+  for (Flavor flavor : all_flavors()) {
+    for (const ExecuteShape& s : shapes_for(flavor)) {
+      expect_legal_call_matches_reference(flavor, s, seed++);
+    }
+  }
+}
+
+// Both majors of each operand and of the output, at batch 1 and 3, for the plain flavor.
+TEST(Execute, EveryMajorCombinationMatchesTheReference) {
+  std::uint64_t seed = 100;
+  for (std::int64_t batch : {1, 3}) {
+    for (Major a : {kK, kM}) {
+      for (Major b : {kK, kN}) {
+        for (Major out : {kN, kM}) {
+          const FlavorShape shape{.batch = batch,
+                                  .m = 40,
+                                  .n = 48,
+                                  .k = 56,
+                                  .a_major = a,
+                                  .b_major = b,
+                                  .out_major = out,
+                                  .output_pad = 8};
+          expect_legal_call_matches_reference(Flavor::kPlain, {shape, batch == 3}, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST(Execute, ExplainOfALegalCallSaysLegal) {
+  auto fg = make_flavor_graph(Flavor::kTapsRow, {.batch = 2, .m = 32, .n = 40, .k = 16});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, 5);
+  ASSERT_TRUE(call) << call.status().message();
+  call->fill_canary();
+  const Verdict verdict = plan->explain(call->pack());
+  EXPECT_TRUE(verdict.legal());
+  EXPECT_EQ(verdict.rule, "");
+  EXPECT_EQ(verdict.message, "legal");
+  // explain seeds nothing, launches nothing and counts nothing.
+  EXPECT_TRUE(call->all_canary());
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+}
+
+// A plan is immutable and its deferral counters are atomic: four threads executing one plan
+// on their own buffers all get the reference's answer.
+TEST(Execute, OnePlanFromFourThreadsAtOnce) {
+  const FlavorShape shape{.batch = 2, .m = 48, .n = 40, .k = 32, .tap_pad = 1};
+  auto fg = make_flavor_graph(Flavor::kTapsRow, shape);
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 6;
+  std::vector<CallBuffers> calls;
+  for (int i = 0; i < kThreads; ++i) {
+    auto call = CallBuffers::make(fg->graph, 1000 + i);
+    ASSERT_TRUE(call) << call.status().message();
+    calls.push_back(std::move(call).value());
+  }
+  // Results are judged on the main thread; each thread records what it saw.
+  std::vector<std::vector<std::string>> failures(kThreads);
+  std::vector<std::thread> threads;
+  const Plan& shared = plan.value();
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      const VariantPack pack = calls[i].pack();
+      for (int call = 0; call < kCalls; ++call) {
+        calls[i].prepare();
+        if (Status s = shared.execute(pack, {}, nullptr); !s) {
+          failures[i].push_back(s.message());
+          continue;
+        }
+        if (auto r = calls[i].matches_reference(fg->graph); !r) {
+          failures[i].push_back(r.message());
+        }
+        if (auto r = calls[i].outside_untouched(); !r) failures[i].push_back(r.message());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_TRUE(failures[i].empty()) << "thread " << i << ": " << failures[i].front();
+  }
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
