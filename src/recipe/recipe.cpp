@@ -125,7 +125,9 @@ class RecipeBuilder {
     RoleFacts& r = add(Role::kOutput, ParamKind::kOutput, index, out.buffer);
     r.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM}, AxisRule{Extent::kN}};
     r.contiguous_axis = out.major == Major::kN ? 2 : 1;
-    r.batch = recipe_.program->problem.batch == 1 ? BatchRule::kEither : BatchRule::kFull;
+    // An output is written per batch, even by a plan built at batch 1: a batch-1 output in
+    // a call of batch b would have b results raced into each element.
+    r.batch = BatchRule::kFull;
     r.alignment_bytes = kTmaGranuleBytes;
     r.written = true;
   }
@@ -153,7 +155,7 @@ class RecipeBuilder {
     v.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM}, AxisRule{Extent::kN}};
     v.contiguous_axis = 2;
     v.contiguous_modulus = contiguous_extent_modulus(v.data_type);
-    v.batch = recipe_.program->problem.batch == 1 ? BatchRule::kEither : BatchRule::kFull;
+    v.batch = BatchRule::kFull;  // written per batch, as a dense output
     v.alignment_bytes = kTmaGranuleBytes;
     v.written = true;
     RoleFacts& s = add(Role::kScale, ParamKind::kQuantizedScale, index, q.scale_buffer);

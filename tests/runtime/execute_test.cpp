@@ -135,6 +135,47 @@ TEST(Execute, EveryFlavorMatchesTheReferenceAndWritesOnlyItsElements) {
   }
 }
 
+// fp16, fp8 and fp4 operands (8- and 4-bit ones K-major, fp4's K a multiple of 32) under
+// the plain, aux, tap and multi-GEMM epilogues.
+TEST(Execute, OtherOperandTypesMatchTheReference) {
+  struct Row {
+    Flavor flavor;
+    ExecuteShape shape;
+  };
+  const std::vector<Row> rows = {
+      {Flavor::kPlain,
+       {{.batch = 2,
+         .m = 40,
+         .n = 48,
+         .k = 56,
+         .a_major = kM,
+         .b_major = kN,
+         .operand_type = DataType::kFloat16}}},
+      {Flavor::kAuxColumn,
+       {{.batch = 1, .m = 72, .n = 100, .k = 64, .operand_type = DataType::kFp8E4M3}, true}},
+      {Flavor::kTapsRow,
+       {{.batch = 3,
+         .m = 24,
+         .n = 40,
+         .k = 32,
+         .out_major = kM,
+         .operand_type = DataType::kFp8E5M2,
+         .tap_pad = 1}}},
+      {Flavor::kGatedMlp,
+       {{.batch = 2, .m = 40, .n = 24, .k = 64, .operand_type = DataType::kFp4E2M1}, true}},
+      {Flavor::kPlain,
+       {{.batch = 1,
+         .m = 33,
+         .n = 17,
+         .k = 96,
+         .out_major = kM,
+         .operand_type = DataType::kFp4E2M1,
+         .operand_pad = 32}}},
+  };
+  std::uint64_t seed = 300;
+  for (const Row& row : rows) expect_legal_call_matches_reference(row.flavor, row.shape, seed++);
+}
+
 // Both majors of each operand and of the output, at batch 1 and 3, for the plain flavor.
 TEST(Execute, EveryMajorCombinationMatchesTheReference) {
   std::uint64_t seed = 100;

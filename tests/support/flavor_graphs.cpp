@@ -62,13 +62,15 @@ class Builder {
     return t;
   }
 
-  Tensor operand_a(const std::string& name, DataType type = kBf16) {
+  Tensor operand_a(const std::string& name) {
+    const DataType type = s().operand_type;
     const Dimv dims{s().a_batch_one ? 1 : s().batch, s().m, s().k};
     const int contiguous = s().a_major == Major::kK ? 2 : 1;
     return input(name, dims, type, padded_strides(dims, contiguous, s().operand_pad));
   }
 
-  Tensor operand_b(const std::string& name, DataType type = kBf16) {
+  Tensor operand_b(const std::string& name) {
+    const DataType type = s().operand_type;
     const Dimv dims{s().b_batch_one ? 1 : s().batch, s().k, s().n};
     const int contiguous = s().b_major == Major::kK ? 1 : 2;
     return input(name, dims, type, padded_strides(dims, contiguous, s().operand_pad));
@@ -233,6 +235,7 @@ std::string to_string(const FlavorShape& s) {
   auto major = [](Major m) { return std::string(fusion::to_string(m)); };
   std::string text = fmt::format("batch {} M {} N {} K {}, A {}, B {}, out {}", s.batch, s.m, s.n,
                                  s.k, major(s.a_major), major(s.b_major), major(s.out_major));
+  if (s.operand_type != DataType::kBFloat16) text += fmt::format(", {}", to_string(s.operand_type));
   if (s.a_batch_one) text += ", A batch 1";
   if (s.b_batch_one) text += ", B batch 1";
   if (s.aux_batch_one) text += ", aux batch 1";

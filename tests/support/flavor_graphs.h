@@ -49,9 +49,12 @@ struct FlavorShape {
   Major a_major = Major::kK;    // kK or kM (block-scaled: kK only)
   Major b_major = Major::kK;    // kK or kN (block-scaled: kK only)
   Major out_major = Major::kN;  // kN or kM (quantized values: kN only)
-  bool a_batch_one = false;     // A (every A) declared with batch 1, broadcast over batch
-  bool b_batch_one = false;     // B (every B) declared with batch 1
-  bool aux_batch_one = false;   // aux declared with batch 1
+  // Operands of every flavor but block-scaled: bf16, fp16, fp8 or fp4 (8- and 4-bit
+  // operands are K-major only).
+  DataType operand_type = DataType::kBFloat16;
+  bool a_batch_one = false;    // A (every A) declared with batch 1, broadcast over batch
+  bool b_batch_one = false;    // B (every B) declared with batch 1
+  bool aux_batch_one = false;  // aux declared with batch 1
   // Elements added to the stride of the axis after the contiguous one (and to the batch
   // stride): padded rows or columns the kernel must neither read nor write.
   std::int64_t operand_pad = 0;  // a multiple of 8 keeps bf16 strides 16-byte aligned
