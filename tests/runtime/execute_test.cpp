@@ -260,3 +260,47 @@ TEST(Execute, OnePlanFromFourThreadsAtOnce) {
 
 }  // namespace
 }  // namespace fusedgemm::test
+
+namespace fusedgemm::test {
+namespace {
+
+// DESIGN.md section 3: a tap of an integer value is int32. The value is the accumulator
+// rounded to int8 (a declared intermediate), reduced per row.
+TEST(Execute, IntegerTapsAccumulateInInt32) {
+  Graph g;
+  auto a = g.tensor(
+      TensorAttributes().set_name("A").set_dim({2, 24, 32}).set_data_type(DataType::kBFloat16));
+  auto b = g.tensor(TensorAttributes()
+                        .set_name("B")
+                        .set_dim({2, 32, 40})
+                        .set_stride({32 * 40, 1, 32})
+                        .set_data_type(DataType::kBFloat16));
+  auto q = g.pointwise(g.matmul(a, b), PointwiseAttributes().set_mode(PointwiseMode::kIdentity));
+  q->set_name("q").set_data_type(DataType::kInt8);
+  for (ReductionMode mode : {ReductionMode::kAdd, ReductionMode::kMax, ReductionMode::kMin,
+                             ReductionMode::kAmax, ReductionMode::kNorm1}) {
+    auto t = g.reduction(q, ReductionAttributes().set_mode(mode));
+    t->set_name(fmt::format("T_{}", to_string(mode)))
+        .set_dim({2, 24, 1})
+        .set_data_type(DataType::kInt32)
+        .set_output(true);
+  }
+  // A product of integers leaves int32 at once, so the mul tap multiplies ones (acc == acc):
+  // 1 only when its seed is the integer 1.
+  auto ones = g.pointwise(q, q, PointwiseAttributes().set_mode(PointwiseMode::kCmpEq));
+  ones->set_name("ones").set_data_type(DataType::kInt8);
+  auto product = g.reduction(ones, ReductionAttributes().set_mode(ReductionMode::kMul));
+  product->set_name("T_mul").set_dim({2, 24, 1}).set_data_type(DataType::kInt32).set_output(true);
+  ASSERT_TRUE(g.validate());
+  auto plan = build(g, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(g, 21);
+  ASSERT_TRUE(call) << call.status().message();
+  const Status s = plan->execute(call->pack(), {}, nullptr);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(call->matches_reference(g));
+  EXPECT_TRUE(call->outside_untouched());
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
