@@ -59,7 +59,12 @@ Result<CallBuffers> CallBuffers::make(const Graph& graph, std::uint64_t seed) {
     ct.buffer = std::make_unique<GuardedBuffer>(
         static_cast<std::size_t>(reference::storage_bytes(ct.type, ct.layout)));
     if (is_input) {
+      // Padding between an input's elements holds 0xFF (NaN): a kernel that reads it fails.
       std::memcpy(ct.buffer->data(), input->second.bytes.data(), ct.buffer->size());
+      const auto mask = element_bytes(ct.type, ct.layout, ct.buffer->size());
+      for (std::size_t i = 0; i < mask.size(); ++i) {
+        if (!mask[i]) ct.buffer->data()[i] = kPoison;
+      }
     }
     call.tensors_.push_back(std::move(ct));
   }

@@ -69,8 +69,9 @@ struct CallTensor {
 
 class CallBuffers {
  public:
-  // Random inputs for every input of `graph` from `seed`; a guarded buffer for every output
-  // and tap, each in the graph's declared layout. @pre graph is validated.
+  // Random inputs for every input of `graph` from `seed` (0xFF in any padding between their
+  // elements); a guarded buffer for every output and tap, each in the graph's declared
+  // layout, prepared. @pre graph is validated.
   static Result<CallBuffers> make(const Graph& graph, std::uint64_t seed);
 
   CallTensor& operator[](std::string_view name);
