@@ -66,7 +66,7 @@ std::string to_string(const FlavorShape& shape);
 
 // A validated graph of one flavor. Names: operands A, B (A0, A1, B0, B1 for multi-GEMM),
 // their scales A_scale, B_scale; aux "aux" (epilogue: "scale"); dense outputs D (D0..D4);
-// taps T_<mode> (T_batch_add for the per-batch tap, R and C for the taps-only flavor);
+// taps T_<mode> (T_batch_add for the per-batch tap of kTapsFull, R and C for the taps-only flavor);
 // quantized Y and Y_scale.
 struct FlavorGraph {
   Flavor flavor = Flavor::kPlain;
