@@ -83,6 +83,22 @@ const std::vector<ExecuteShape>& quantized_shapes() {
       {{.batch = 1, .m = 72, .n = 128, .k = 64}},
       {{.batch = 2, .m = 40, .n = 208, .k = 32, .b_batch_one = true, .output_pad = 16}, true},
       {{.batch = 3, .m = 64, .n = 96, .k = 40, .a_major = kM, .b_major = kN}},
+      // MXFP4-like: fp4 values in 1x32 blocks with power-of-two (e8m0) scales.
+      {{.batch = 2,
+        .m = 16,
+        .n = 64,
+        .k = 32,
+        .quantized_type = DataType::kFp4E2M1,
+        .quantize_block = 32,
+        .quantized_scale_type = DataType::kE8M0,
+        .output_pad = 32},
+       true},
+      {{.batch = 1,
+        .m = 24,
+        .n = 48,
+        .k = 16,
+        .quantized_type = DataType::kFp8E5M2,
+        .quantize_block = 16}},
   };
   return kShapes;
 }

@@ -491,3 +491,33 @@ TEST(IllegalCall, ATensorGivenTwiceIsAPackError) {
 
 }  // namespace
 }  // namespace fusedgemm::test
+
+namespace fusedgemm::test {
+namespace {
+
+// A view whose strides do not pair with its extents has no rank for view_rank to judge: it
+// is a pack error, named with the tensor's role, and no rule's deferral.
+TEST(IllegalCall, AViewWithoutOneStridePerExtentIsAPackError) {
+  auto fg = make_flavor_graph(Flavor::kAuxColumn, kPlain);
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, 4);
+  ASSERT_TRUE(call) << call.status().message();
+  call->fill_canary();
+  const VariantPack pack =
+      pack_with(call.value(), {{"aux", view(call.value(), "aux", {1, 1, 100}, {100, 1})}}, false);
+  const Status s = plan->execute(pack, {}, nullptr);
+  EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
+  EXPECT_EQ(s.message().rfind("pack_view_strides: role aux 'aux': view with 3 extents and 2 "
+                              "strides; legal: ",
+                              0),
+            0u)
+      << s.message();
+  EXPECT_EQ(plan->explain(pack).rule, "pack_view_strides");
+  EXPECT_TRUE(call->all_canary());
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+}
+
+}  // namespace
+}  // namespace fusedgemm::test

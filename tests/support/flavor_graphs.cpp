@@ -186,12 +186,13 @@ class Builder {
   }
 
   void quantized() {
+    const std::int64_t block = s().quantize_block;
     auto [y, scale] = g().block_scale_quantize(
-        acc(), BlockScaleQuantizeAttributes().set_name("quantize").set_block_size(1, 128));
-    store(y, "Y", kFp8, Major::kN);
-    const Dimv scale_dims{s().batch, s().m, ceil_div(s().n, 128)};
+        acc(), BlockScaleQuantizeAttributes().set_name("quantize").set_block_size(1, block));
+    store(y, "Y", s().quantized_type, Major::kN);
+    const Dimv scale_dims{s().batch, s().m, ceil_div(s().n, block)};
     scale->set_name("Y_scale")
-        .set_data_type(kFp32)
+        .set_data_type(s().quantized_scale_type)
         .set_output(true)
         .set_dim(scale_dims)
         .set_stride(padded_strides(scale_dims, 2, 0));
@@ -239,6 +240,11 @@ std::string to_string(const FlavorShape& s) {
   if (s.b_batch_one) text += ", B batch 1";
   if (s.aux_batch_one) text += ", aux batch 1";
   if (s.operand_pad) text += fmt::format(", operand pad {}", s.operand_pad);
+  if (s.quantized_type != DataType::kFp8E4M3 || s.quantize_block != 128 ||
+      s.quantized_scale_type != DataType::kFloat32) {
+    text += fmt::format(", quantized {} 1x{} scales {}", to_string(s.quantized_type),
+                        s.quantize_block, to_string(s.quantized_scale_type));
+  }
   if (s.output_pad) text += fmt::format(", output pad {}", s.output_pad);
   if (s.tap_pad) text += fmt::format(", tap pad {}", s.tap_pad);
   return text;

@@ -55,6 +55,10 @@ struct FlavorShape {
   bool a_batch_one = false;    // A (every A) declared with batch 1, broadcast over batch
   bool b_batch_one = false;    // B (every B) declared with batch 1
   bool aux_batch_one = false;  // aux declared with batch 1
+  // kQuantized: the values' type, the block length along N and the scales' type.
+  DataType quantized_type = DataType::kFp8E4M3;
+  std::int64_t quantize_block = 128;
+  DataType quantized_scale_type = DataType::kFloat32;
   // Elements added to the stride of the axis after the contiguous one (and to the batch
   // stride): padded rows or columns the kernel must neither read nor write.
   std::int64_t operand_pad = 0;  // a multiple of 8 keeps bf16 strides 16-byte aligned
