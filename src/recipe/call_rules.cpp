@@ -48,19 +48,36 @@ bool is_scale(const RoleFacts& role) {
   return role.kind == ParamKind::kOperandScale || role.kind == ParamKind::kQuantizedScale;
 }
 
+// The first kernel axis (after the batch, which the batch rule checks) whose extent is not
+// the call's, or is not positive: the roles that fix the problem (the first A and B) match
+// their own extents, and a TMA global dimension is never 0 (cuTensorMapEncodeTiled).
 int bad_extent_axis(const RoleFacts& role, const RoleLayout& rv, const fusion::ProblemShape& p) {
   for (int axis = 1; axis < kRank; ++axis) {
-    if (rv.kernel.shape[axis] != expected_extent(role.shape[axis], p)) return axis;
+    if (rv.kernel.shape[axis] < 1 ||
+        rv.kernel.shape[axis] != expected_extent(role.shape[axis], p)) {
+      return axis;
+    }
   }
   return -1;
 }
 
+// Checked in elements against the 16-byte modulus, as the support gate does: an odd fp4
+// stride is half a byte, which counting whole bytes would round away. TMA strides are
+// unsigned, so a negative one is never legal.
 int misaligned_stride_axis(const RoleFacts& role, const RoleLayout& rv) {
   for (int axis = 0; axis < kRank; ++axis) {
     if (axis == role.contiguous_axis || rv.kernel.shape[axis] <= 1) continue;
-    if (bytes_of(role.data_type, rv.kernel.stride[axis]) % kTmaGranuleBytes != 0) return axis;
+    const std::int64_t stride = rv.kernel.stride[axis];
+    if (stride < 0 || stride % contiguous_extent_modulus(role.data_type) != 0) return axis;
   }
   return -1;
+}
+
+// "136", or "31.5" for an fp4 stride that ends mid-byte.
+std::string stride_bytes(DataType type, std::int64_t stride) {
+  const std::int64_t bits = stride * bits_of(type);
+  if (bits % 8 == 0) return fmt::format("{}", bits / 8);
+  return fmt::format("{}{}.5", bits < 0 && bits / 8 == 0 ? "-" : "", bits / 8);
 }
 
 }  // namespace
@@ -108,10 +125,13 @@ std::string view_rank_explain(const Recipe& recipe, const CallView& view, int ro
 
 // --- data_type --------------------------------------------------------------------------
 
+// A tap view of the wrong width is left to tap_element_width, which says why the width
+// matters; one of the right width (int32 for an fp32 tap) must still be the declared type.
 int data_type_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
     const DataType t = view.layout->roles[i].data_type;
-    return !is_tap(recipe.roles[i]) && t != DataType::kNotSet && t != recipe.roles[i].data_type;
+    if (t == DataType::kNotSet || t == recipe.roles[i].data_type) return false;
+    return !is_tap(recipe.roles[i]) || bits_of(t) == bits_of(recipe.roles[i].data_type);
   });
 }
 
@@ -177,10 +197,14 @@ std::string extent_explain(const Recipe& recipe, const CallView& view, int role)
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
   const int axis = bad_extent_axis(r, rv, view.layout->problem);
-  return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {} for the call's {}",
-                     who(r), axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
-                     to_string(rv.kernel.shape),
-                     expected_extent(r.shape[axis], view.layout->problem), problem_str(view.layout->problem));
+  const std::string legal =
+      rv.kernel.shape[axis] < 1
+          ? std::string("an extent of at least 1")
+          : fmt::format("{} for the call's {}", expected_extent(r.shape[axis], view.layout->problem),
+                        problem_str(view.layout->problem));
+  return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {}", who(r),
+                     axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
+                     to_string(rv.kernel.shape), legal);
 }
 
 // --- aux_broadcast ----------------------------------------------------------------------
@@ -255,9 +279,12 @@ std::string stride_alignment_explain(const Recipe& recipe, const CallView& view,
   const auto& rv = view.layout->roles[role];
   const int axis = misaligned_stride_axis(r, rv);
   return fmt::format("stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
-                     "non-unit strides a multiple of {} bytes",
+                     "non-negative strides, non-unit ones a multiple of {} bytes ({} elements "
+                     "of {})",
                      who(r), axis_name(r, axis), rv.kernel.stride[axis],
-                     bytes_of(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes);
+                     stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv),
+                     kTmaGranuleBytes, contiguous_extent_modulus(r.data_type),
+                     to_string(r.data_type));
 }
 
 // --- alignment --------------------------------------------------------------------------

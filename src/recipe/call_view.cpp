@@ -8,8 +8,10 @@ bool is_identity(const std::array<int, kRank>& axes) {
 }
 
 // The caller's buffer as a rank-3 layout in declared order; shorter views align right.
+// A view of rank outside 1..3 reads as the declaration: the view_rank rule refuses it
+// before anything reads the layout.
 Layout given_layout(const RoleFacts& role, const BoundPack::Buffer& buffer) {
-  if (!buffer.is_view) return role.declared;
+  if (!buffer.is_view || buffer.rank < 1 || buffer.rank > kRank) return role.declared;
   Layout layout;
   const int pad = kRank - buffer.rank;
   for (int i = 0; i < buffer.rank && i < kRank; ++i) {

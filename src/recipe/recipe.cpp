@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,18 @@ namespace {
 using fusion::Broadcast;
 using fusion::FusionProgram;
 using fusion::Major;
+
+// The identity of a tap's reduction in the tap's own encoding: fp32 bits, or the int32
+// identities (INT32_MIN for max, INT32_MAX for min) for an integer tap.
+std::uint32_t tap_seed_word(ReductionMode mode, DataType type) {
+  if (type != DataType::kInt32) return seed_word(mode);
+  switch (mode) {
+    case ReductionMode::kMax: return std::bit_cast<std::uint32_t>(INT32_MIN);
+    case ReductionMode::kMin: return std::bit_cast<std::uint32_t>(INT32_MAX);
+    case ReductionMode::kMul: return 1;
+    default: return 0;  // add, amax, norm1 (validate keeps avg and norm2 fp32)
+  }
+}
 
 // Where a graph of batch 1 was declared, a call may still run a batch: every role that is
 // not a broadcast accepts 1 or the call's batch.
@@ -125,7 +138,9 @@ class RecipeBuilder {
     RoleFacts& r = add(Role::kOutput, ParamKind::kOutput, index, out.buffer);
     r.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM}, AxisRule{Extent::kN}};
     r.contiguous_axis = out.major == Major::kN ? 2 : 1;
-    r.batch = recipe_.program->problem.batch == 1 ? BatchRule::kEither : BatchRule::kFull;
+    // An output is written per batch, even by a plan built at batch 1: a batch-1 output in
+    // a call of batch b would have b results raced into each element.
+    r.batch = BatchRule::kFull;
     r.alignment_bytes = kTmaGranuleBytes;
     r.written = true;
   }
@@ -143,7 +158,7 @@ class RecipeBuilder {
     r.alignment_bytes = 4;
     r.written = true;
     r.mode = tap.mode;
-    r.seed_word = seed_word(tap.mode);
+    r.seed_word = tap_seed_word(tap.mode, r.data_type);
     ++recipe_.taps;
     if (tap.mode == ReductionMode::kNorm2) {
       recipe_.workspace_bytes = kTmaGranuleBytes;
@@ -157,7 +172,7 @@ class RecipeBuilder {
     v.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM}, AxisRule{Extent::kN}};
     v.contiguous_axis = 2;
     v.contiguous_modulus = contiguous_extent_modulus(v.data_type);
-    v.batch = recipe_.program->problem.batch == 1 ? BatchRule::kEither : BatchRule::kFull;
+    v.batch = BatchRule::kFull;  // written per batch, as a dense output
     v.alignment_bytes = kTmaGranuleBytes;
     v.written = true;
     RoleFacts& s = add(Role::kScale, ParamKind::kQuantizedScale, index, q.scale_buffer);

@@ -1,6 +1,8 @@
 #include "runtime/host_device.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -117,6 +119,25 @@ float combine(ReductionMode mode, float acc, float v, float inv_count) {
   return acc;
 }
 
+// An integer tap (an int32 reduction of integer values) accumulates in int32, wrapping as
+// the kernel's 32-bit integer atomics do; avg and norm2 are fp32 only (validate).
+std::int32_t combine_int(ReductionMode mode, std::int32_t acc, std::int32_t v) {
+  const auto wrap = [](std::int64_t x) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(x));
+  };
+  switch (mode) {
+    case ReductionMode::kMax: return std::max(acc, v);
+    case ReductionMode::kMin: return std::min(acc, v);
+    case ReductionMode::kAmax: return std::max(acc, v < 0 ? wrap(-std::int64_t{v}) : v);
+    case ReductionMode::kMul: return wrap(std::int64_t{acc} * v);
+    case ReductionMode::kNorm1: return wrap(std::int64_t{acc} + (v < 0 ? -std::int64_t{v} : v));
+    case ReductionMode::kAdd:
+    case ReductionMode::kAvg:
+    case ReductionMode::kNorm2: return wrap(std::int64_t{acc} + v);
+  }
+  return acc;
+}
+
 class Interpreter {
  public:
   Interpreter(const HostKernel& kernel, kernels::KernelArgs& args)
@@ -202,6 +223,13 @@ class Interpreter {
     for (std::size_t i = 0; i < p_.taps.size(); ++i) {
       const auto& t = p_.taps[i];
       const BufferArg& a = arg(ix_.tap[i]);
+      if (type_of(t.buffer) == DataType::kInt32) {
+        auto* word = static_cast<std::int32_t*>(a.data) + offset(a, b, m, n);
+        const auto v =
+            static_cast<std::int32_t>(numeric::encode(DataType::kInt32, values_[t.value]));
+        *word = combine_int(t.mode, *word, v);
+        continue;
+      }
       auto* word = static_cast<float*>(a.data) + offset(a, b, m, n);
       *word = combine(t.mode, *word, values_[t.value], inv_count(a));
     }

@@ -67,18 +67,19 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
                          key, recipe.slots[slot].name));
     given[slot] = true;
     const BufferView& view = entry.buffer;
-    FG_CHECK(!view.is_view || (view.shape.size() == view.stride.size() &&
-                               !view.shape.empty() && view.shape.size() <= 3),
-             ErrorCode::kIllegalCall,
-             fmt::format("view_rank: tensor '{}': view with {} extents and {} strides; legal: "
-                         "1 to 3 extents and as many strides",
-                         recipe.slots[slot].name, view.shape.size(), view.stride.size()));
+    // A view's rank is the view_rank rule's to judge (so it is counted as a deferral and
+    // named with its role); a view whose strides do not pair with its extents has no rank.
+    const auto& role = recipe.roles[recipe.slots[slot].first_role];
+    FG_CHECK(!view.is_view || view.shape.size() == view.stride.size(), ErrorCode::kIllegalCall,
+             fmt::format("pack_view_strides: role {} '{}': view with {} extents and {} strides; "
+                         "legal: one stride per extent",
+                         to_string(role.role), role.name, view.shape.size(), view.stride.size()));
     auto& b = bound.buffers_[slot];
     b.data = view.data;
     b.is_view = view.is_view;
     b.data_type = view.data_type;
     b.rank = view.is_view ? static_cast<int>(view.shape.size()) : kRank;
-    for (std::size_t i = 0; i < view.shape.size() && view.is_view; ++i) {
+    for (std::size_t i = 0; view.is_view && i < view.shape.size() && i < kRank; ++i) {
       b.shape[i] = view.shape[i];
       b.stride[i] = view.stride[i];
     }

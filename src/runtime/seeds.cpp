@@ -45,6 +45,13 @@ SeedPlan plan_seed(void* data, const Layout& layout, std::uint32_t word) noexcep
   if (next < merged && axes[next].stride == 1) plan.fill.width_words = axes[next++].extent;
   plan.fill.pitch_bytes = plan.fill.width_words * 4;
   if (next < merged) {
+    // The tallest remaining axis is the fill's height: every other axis costs one fill per
+    // index, so this leaves the fewest fills.
+    int tallest = next;
+    for (int i = next + 1; i < merged; ++i) {
+      if (axes[i].extent > axes[tallest].extent) tallest = i;
+    }
+    std::swap(axes[next], axes[tallest]);
     plan.fill.height = axes[next].extent;
     plan.fill.pitch_bytes = axes[next].stride * 4;
     ++next;
