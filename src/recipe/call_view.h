@@ -22,6 +22,7 @@ struct RoleLayout {
   Layout given;      // declared axis order, leading axes of extent 1 added
   Layout kernel;     // kernel axis order
   DataType data_type = DataType::kNotSet;  // as the view said
+  std::int64_t span_bytes = 0;             // bytes from the base to past the last element
 };
 
 // Everything about a call that its buffers' layouts fix: computed when a pack is bound,

@@ -212,6 +212,17 @@ const std::vector<IllegalCase>& cases() {
          // 63 fp4 values are 31.5 bytes: counting whole bytes (32) must not hide it.
          return Changes{{"A", view(c, "A", {1, 64, 64}, {64 * 63, 63, 1})}};
        }},
+      {"grid_extent", nullptr, nullptr, "grid of (1, 1, 70000)", Flavor::kPlain, kPlain,
+       [](CallBuffers& c) {
+         // Refused before any memory is touched, so views larger than the buffers are safe.
+         return Changes{{"A", view(c, "A", {70000, 72, 64}, {72 * 64, 64, 1})},
+                        {"B", view(c, "B", {70000, 64, 100}, {64 * 100, 1, 64})},
+                        {"D", view(c, "D", {70000, 72, 100}, {7200, 100, 1})}};
+       }},
+      {"buffer_overlap", "output", "D", "shares memory with role A 'A'", Flavor::kPlain, kPlain,
+       [](CallBuffers& c) {
+         return Changes{{"D", view(c, "A", {1, 72, 100}, {7200, 100, 1})}};
+       }},
       {"alignment", "A", "A", "2 bytes past a 16-byte boundary", Flavor::kPlain, kPlain,
        [](CallBuffers& c) {
          return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 64, 1}, DataType::kNotSet, 2)}};
