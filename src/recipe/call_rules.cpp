@@ -393,19 +393,20 @@ bool in_place(const RoleFacts& w, const RoleLayout& lw, const void* dw, const Ro
          lw.kernel == lr.kernel;
 }
 
-// The first role another written role's memory meets, or -1.
+// The first role whose memory written role `w` meets, or -1. Address ranges first, over
+// one compact array: the exact test runs only for ranges that meet.
 int overlapped_by(const Recipe& recipe, const CallView& view, int w) noexcept {
-  const auto& rw = recipe.roles[w];
-  const auto& lw = view.layout->roles[w];
+  const auto& spans = view.layout->span_bytes;
   const auto lo = reinterpret_cast<std::uintptr_t>(view.data[w]);
-  const auto hi = lo + static_cast<std::uintptr_t>(lw.span_bytes);
+  const auto hi = lo + static_cast<std::uintptr_t>(spans[w]);
   for (int r = 0; r < view.layout->role_count; ++r) {
-    const auto& rr = recipe.roles[r];
-    if (r == w || rr.slot == rw.slot || view.data[r] == nullptr) continue;
-    const auto& lr = view.layout->roles[r];
     const auto lo_r = reinterpret_cast<std::uintptr_t>(view.data[r]);
-    const auto hi_r = lo_r + static_cast<std::uintptr_t>(lr.span_bytes);
-    if (hi <= lo_r || hi_r <= lo) continue;
+    if (hi <= lo_r || lo_r + static_cast<std::uintptr_t>(spans[r]) <= lo || r == w) continue;
+    const auto& rw = recipe.roles[w];
+    const auto& rr = recipe.roles[r];
+    if (rr.slot == rw.slot || view.data[r] == nullptr) continue;
+    const auto& lw = view.layout->roles[w];
+    const auto& lr = view.layout->roles[r];
     if (in_place(rw, lw, view.data[w], rr, lr, view.data[r])) continue;
     if (share_elements(rw, lw, view.data[w], rr, lr, view.data[r])) return r;
   }

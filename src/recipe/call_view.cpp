@@ -76,7 +76,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     rl.data_type = buffer.data_type;
     rl.given = given_layout(role, buffer);
     rl.kernel = kernel_layout(role, rl.given, buffer.is_view, k);
-    rl.span_bytes = bytes_of(role.data_type, rl.given.span());
+    layout.span_bytes[i] = bytes_of(role.data_type, rl.given.span());
     if (role.kind != ParamKind::kOperand) continue;
     batch = std::max(batch, rl.kernel.shape[0]);
     if (role.role == Role::kA && !have_m) {

@@ -22,7 +22,6 @@ struct RoleLayout {
   Layout given;      // declared axis order, leading axes of extent 1 added
   Layout kernel;     // kernel axis order
   DataType data_type = DataType::kNotSet;  // as the view said
-  std::int64_t span_bytes = 0;             // bytes from the base to past the last element
 };
 
 // Everything about a call that its buffers' layouts fix: computed when a pack is bound,
@@ -31,6 +30,9 @@ struct CallLayout {
   fusion::ProblemShape problem;
   int role_count = 0;
   std::array<RoleLayout, kMaxRoles> roles;
+  // Bytes from each role's base to past its last element; kept apart from `roles` so the
+  // per-call overlap check walks one small array.
+  std::array<std::int64_t, kMaxRoles> span_bytes{};
 };
 
 // One call: the bound layouts plus what changes every call.
