@@ -27,8 +27,7 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
 // completes once every arrival is in and that many bytes have landed (complete_tx).
 //   PTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], tx_count;   PTX ISA 8.0, sm_90.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-               "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                : "memory");
 }
 

@@ -40,20 +40,20 @@ enum class MmaType : int { kBf16, kF16, kE4M3, kE5M2 };
 inline constexpr int kWgmmaKBytes = 32;
 
 // The accumulator list and its "+f" operands for N = 64 (32 registers) and N = 128 (64).
-#define FG_WGMMA_D_N64                                                                       \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "    \
+#define FG_WGMMA_D_N64                                                                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, " \
   "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define FG_WGMMA_D_N128                                                                      \
-  FG_WGMMA_D_N64                                                                             \
-  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, "  \
+#define FG_WGMMA_D_N128                                                                     \
+  FG_WGMMA_D_N64                                                                            \
+  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, " \
   "%49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define FG_WGMMA_OUT8(d, i)                                                                  \
-  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),            \
-      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define FG_WGMMA_OUT8(d, i)                                                                       \
+  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
 #define FG_WGMMA_OUT_N64(d) \
   FG_WGMMA_OUT8(d, 0), FG_WGMMA_OUT8(d, 8), FG_WGMMA_OUT8(d, 16), FG_WGMMA_OUT8(d, 24)
-#define FG_WGMMA_OUT_N128(d)                                                                 \
-  FG_WGMMA_OUT_N64(d), FG_WGMMA_OUT8(d, 32), FG_WGMMA_OUT8(d, 40), FG_WGMMA_OUT8(d, 48),     \
+#define FG_WGMMA_OUT_N128(d)                                                             \
+  FG_WGMMA_OUT_N64(d), FG_WGMMA_OUT8(d, 32), FG_WGMMA_OUT8(d, 40), FG_WGMMA_OUT8(d, 48), \
       FG_WGMMA_OUT8(d, 56)
 // Operands after the accumulators: a-desc, b-desc, scale-d, then (16-bit types) the two
 // transpose immediates.
@@ -66,17 +66,19 @@ inline constexpr int kWgmmaKBytes = 32;
 
 // One wgmma.mma_async: N (64 or 128), K shape token (k16 or k32), the two type names, the
 // transpose operand text ("" for fp8) and the extra inputs (the transpose immediates).
-#define FG_WGMMA(N, K, TA, TB, TRANS, ...)                                                \
-  asm volatile("{\n"                                                                      \
-               ".reg .pred p;\n"                                                          \
-               "setp.ne.b32 p, " FG_WGMMA_SCALE_N##N ", 0;\n"                             \
-               "wgmma.mma_async.sync.aligned.m64n" #N #K ".f32." #TA "." #TB " {"         \
-               FG_WGMMA_D_N##N "}, " FG_WGMMA_ARGS_N##N TRANS ";\n"                       \
-               "}\n"                                                                      \
-               : FG_WGMMA_OUT_N##N(d)                                                     \
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d)__VA_ARGS__)
-#define FG_WGMMA_16BIT(N, T) \
-  FG_WGMMA(N, k16, T, T, FG_WGMMA_TRANS_N##N, , "n"(TransA), "n"(TransB))
+#define FG_WGMMA(N, K, TA, TB, TRANS, ...)                                               \
+  asm volatile(                                                                          \
+      "{\n"                                                                              \
+      ".reg .pred p;\n"                                                                  \
+      "setp.ne.b32 p, " FG_WGMMA_SCALE_N##N                                              \
+      ", 0;\n"                                                                           \
+      "wgmma.mma_async.sync.aligned.m64n" #N #K ".f32." #TA "." #TB " {" FG_WGMMA_D_N##N \
+      "}, " FG_WGMMA_ARGS_N##N TRANS                                                     \
+      ";\n"                                                                              \
+      "}\n"                                                                              \
+      : FG_WGMMA_OUT_N##N(d)                                                             \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d)__VA_ARGS__)
+#define FG_WGMMA_16BIT(N, T) FG_WGMMA(N, k16, T, T, FG_WGMMA_TRANS_N##N, , "n"(TransA), "n"(TransB))
 #define FG_WGMMA_FP8(N, TA, TB) FG_WGMMA(N, k32, TA, TB, "")
 
 // d[0 .. N/2) (+)= A(64 x K) * B(N x K)^T over one K step of kWgmmaKBytes bytes, with the
@@ -104,19 +106,31 @@ __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long des
   constexpr bool e4a = TypeA == MmaType::kE4M3;
   constexpr bool e4b = TypeB == MmaType::kE4M3;
   if constexpr (N == 64) {
-    if constexpr (TypeA == MmaType::kBf16) FG_WGMMA_16BIT(64, bf16);
-    else if constexpr (TypeA == MmaType::kF16) FG_WGMMA_16BIT(64, f16);
-    else if constexpr (e4a && e4b) FG_WGMMA_FP8(64, e4m3, e4m3);
-    else if constexpr (e4a) FG_WGMMA_FP8(64, e4m3, e5m2);
-    else if constexpr (e4b) FG_WGMMA_FP8(64, e5m2, e4m3);
-    else FG_WGMMA_FP8(64, e5m2, e5m2);
+    if constexpr (TypeA == MmaType::kBf16)
+      FG_WGMMA_16BIT(64, bf16);
+    else if constexpr (TypeA == MmaType::kF16)
+      FG_WGMMA_16BIT(64, f16);
+    else if constexpr (e4a && e4b)
+      FG_WGMMA_FP8(64, e4m3, e4m3);
+    else if constexpr (e4a)
+      FG_WGMMA_FP8(64, e4m3, e5m2);
+    else if constexpr (e4b)
+      FG_WGMMA_FP8(64, e5m2, e4m3);
+    else
+      FG_WGMMA_FP8(64, e5m2, e5m2);
   } else {
-    if constexpr (TypeA == MmaType::kBf16) FG_WGMMA_16BIT(128, bf16);
-    else if constexpr (TypeA == MmaType::kF16) FG_WGMMA_16BIT(128, f16);
-    else if constexpr (e4a && e4b) FG_WGMMA_FP8(128, e4m3, e4m3);
-    else if constexpr (e4a) FG_WGMMA_FP8(128, e4m3, e5m2);
-    else if constexpr (e4b) FG_WGMMA_FP8(128, e5m2, e4m3);
-    else FG_WGMMA_FP8(128, e5m2, e5m2);
+    if constexpr (TypeA == MmaType::kBf16)
+      FG_WGMMA_16BIT(128, bf16);
+    else if constexpr (TypeA == MmaType::kF16)
+      FG_WGMMA_16BIT(128, f16);
+    else if constexpr (e4a && e4b)
+      FG_WGMMA_FP8(128, e4m3, e4m3);
+    else if constexpr (e4a)
+      FG_WGMMA_FP8(128, e4m3, e5m2);
+    else if constexpr (e4b)
+      FG_WGMMA_FP8(128, e5m2, e4m3);
+    else
+      FG_WGMMA_FP8(128, e5m2, e5m2);
   }
 }
 
