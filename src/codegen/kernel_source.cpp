@@ -257,18 +257,14 @@ class SourceBuilder {
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");
     line("using FusedgemmLayout = fusedgemm::kernels::GemmSm90Layout<FusedgemmConfig>;");
-    line(
-        "static_assert(FusedgemmLayout::kDynamicBytes == {}, \"codegen/kernel_source.cpp and "
-        "kernels/gemm_sm90_config.cuh disagree on shared memory: fix the host mirror\");",
-        out_.shared_bytes);
-    line(
-        "static_assert(FusedgemmLayout::kStageBytes == {}, \"TMA boxes of a stage differ from "
-        "the stage layout: fix plan_tma in codegen/kernel_source.cpp\");",
-        stage_bytes_);
-    line(
-        "static_assert(FusedgemmLayout::kTileK == {}, \"tile K differs from the recipe's "
-        "KernelConfig::tile_k: fix choose_kernel_config\");",
-        c.tile_k);
+    line("static_assert(FusedgemmLayout::kDynamicBytes == {},", out_.shared_bytes);
+    line("              \"host and kernel disagree on shared memory: fix the host mirror in \"");
+    line("              \"codegen/kernel_source.cpp\");");
+    line("static_assert(FusedgemmLayout::kStageBytes == {},", stage_bytes_);
+    line("              \"the TMA boxes of a stage differ from its layout: fix plan_tma in \"");
+    line("              \"codegen/kernel_source.cpp\");");
+    line("static_assert(FusedgemmLayout::kTileK == {},", c.tile_k);
+    line("              \"tile K differs from KernelConfig::tile_k: fix choose_kernel_config\");");
     line("");
     line("// ---- epilogue ----");
     out_.source += epilogue_.text;

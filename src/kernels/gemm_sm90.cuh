@@ -26,9 +26,11 @@
 // next step's (wait_group 0), which needs no "empty" barriers. Shared-memory map:
 // kernels/gemm_sm90_config.cuh (GemmSm90Layout).
 //
-// FUSEDGEMM_KERNEL_DEBUG=1 (a -D option or a #define before this header) checks the launch
-// (block size, dynamic shared memory, buffer count) and bounds every barrier wait: a
-// violation prints the CTA, the stage and the K step, then traps.
+// FUSEDGEMM_KERNEL_DEBUG 1, defined before this header (generated source: from
+// KernelSourceOptions::debug, so it is part of the source and of the cache key), checks the
+// launch (block size, dynamic shared memory, buffer count) and bounds every barrier wait to
+// 2 s: a violation prints the CTA, the stage and the K step, then traps. Its printf makes
+// ptxas serialize wgmma (C7510) and adds a stack frame: debug builds only.
 #pragma once
 
 #include "kernels/epilogue_contract.cuh"
@@ -38,6 +40,7 @@
 #include "kernels/ptx/mbarrier.cuh"
 #include "kernels/ptx/smem.cuh"
 #include "kernels/ptx/smem_descriptor.cuh"
+#include "kernels/ptx/special_registers.cuh"
 #include "kernels/ptx/tma.cuh"
 #include "kernels/ptx/wgmma.cuh"
 
@@ -67,8 +70,9 @@ struct GemmSm90 {
   // Accumulators per thread: each GEMM holds TileM * TileN / 128 floats. Past 128 the
   // kernel leaves too few of the 255 registers for addresses and the epilogue.
   static constexpr int kMaxAccumulators = 128;
-  // Spins before a DEBUG build declares a barrier wait hung (~seconds at GHz rates).
-  static constexpr unsigned long long kDebugWaitSpins = 1ull << 31;
+  // How long a DEBUG build waits on a barrier before declaring it hung: a stage's loads
+  // take microseconds, so 2 s only ever trips on a hang.
+  static constexpr unsigned long long kDebugWaitNs = 2000000000ull;
 
   using Accumulators = float[kGemms][Frag::kCount];
 
@@ -110,9 +114,9 @@ struct GemmSm90 {
   __device__ static void wait_full(unsigned base, int stage, int k_step) {
     const unsigned parity = static_cast<unsigned>((k_step / kStages) & 1);
     if constexpr (FUSEDGEMM_KERNEL_DEBUG) {
-      unsigned long long spins = 0;
+      const unsigned long long start = ptx::global_timer_ns();
       while (!ptx::mbarrier_try_wait_parity(full_barrier(base, stage), parity)) {
-        if (++spins == kDebugWaitSpins) {
+        if (ptx::global_timer_ns() - start > kDebugWaitNs) {
           printf(
               "fusedgemm: CTA (%d,%d,%d) thread %d: TMA barrier of stage %d never completed "
               "for K step %d (wrong expect_tx bytes or a bad tensor map?)\n",

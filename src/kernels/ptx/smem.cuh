@@ -1,4 +1,4 @@
-// Shared-memory addressing and special registers. Device code; no host headers (NVRTC).
+// Shared-memory addressing. Device code; no host headers (NVRTC).
 #pragma once
 
 namespace fusedgemm::kernels::ptx {
@@ -17,14 +17,6 @@ __device__ __forceinline__ unsigned smem_address(const void* pointer) {
       : "=r"(address)
       : "l"(pointer));
   return address;
-}
-
-// Bytes of dynamic shared memory the launch gave this CTA (used by the DEBUG checks).
-//   PTX: mov.u32 d, %dynamic_smem_size;   PTX ISA 4.1, sm_20.
-__device__ __forceinline__ unsigned dynamic_smem_bytes() {
-  unsigned bytes;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
-  return bytes;
 }
 
 }  // namespace fusedgemm::kernels::ptx

@@ -27,9 +27,14 @@ struct FusedgemmConfig {
 
 // The host's plan (launch attribute, TMA boxes) must match the kernel's layout.
 using FusedgemmLayout = fusedgemm::kernels::GemmSm90Layout<FusedgemmConfig>;
-static_assert(FusedgemmLayout::kDynamicBytes == 99352, "codegen/kernel_source.cpp and kernels/gemm_sm90_config.cuh disagree on shared memory: fix the host mirror");
-static_assert(FusedgemmLayout::kStageBytes == 32768, "TMA boxes of a stage differ from the stage layout: fix plan_tma in codegen/kernel_source.cpp");
-static_assert(FusedgemmLayout::kTileK == 64, "tile K differs from the recipe's KernelConfig::tile_k: fix choose_kernel_config");
+static_assert(FusedgemmLayout::kDynamicBytes == 99352,
+              "host and kernel disagree on shared memory: fix the host mirror in "
+              "codegen/kernel_source.cpp");
+static_assert(FusedgemmLayout::kStageBytes == 32768,
+              "the TMA boxes of a stage differ from its layout: fix plan_tma in "
+              "codegen/kernel_source.cpp");
+static_assert(FusedgemmLayout::kTileK == 64,
+              "tile K differs from KernelConfig::tile_k: fix choose_kernel_config");
 
 // ---- epilogue ----
 // stand-in epilogue: GEMM 0's accumulators as fp32 into kernel parameter 2
