@@ -2,6 +2,18 @@
 // epilogue: the hand-written mainloop (kernels/gemm_sm90.cuh) instantiated with the graph's
 // operand table, then the epilogue, then the extern "C" entry. Also returns what loading
 // and launching it needs: the headers, the TMA plans, shared memory and block size.
+//
+// Compiling and launching a KernelSource (the JIT and the CUDA device own these steps):
+//   1. NVRTC: nvrtcCreateProgram(source, program_name, headers (contents, include names));
+//      options "-arch=sm_90a" "-std=c++17" (sm_90a: wgmma exists only there); get the CUBIN.
+//   2. Load: cuModuleLoadData, cuModuleGetFunction(entry), then once
+//      cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+//      (above 48 KB a launch fails without it).
+//   3. Each launch: KernelArgs as the runtime fills it (problem size, buffers in the recipe's
+//      argument-plan order), plus args.tma[plan.slot] encoded for every TmaPlan
+//      (codegen/tma_plan.h gives the cuTensorMapEncodeTiled call); grid
+//      (ceil(n / tile_n), ceil(m / tile_m), batch), block (block_threads, 1, 1), dynamic
+//      shared memory shared_bytes, the one kernel parameter &args (cuLaunchKernelEx).
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 namespace fusedgemm::kernels::ptx {
 
 // The 32-bit shared-window address of a generic pointer into shared memory, the form every
-// shared::cta / shared::cluster operand below takes.
+// shared::cta / shared::cluster operand of the other wrappers takes.
 //   PTX: cvta.to.shared.u64 d, a;   PTX ISA 2.0, sm_20.
 __device__ __forceinline__ unsigned smem_address(const void* pointer) {
   unsigned address;
