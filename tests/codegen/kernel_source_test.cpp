@@ -146,6 +146,11 @@ std::string read_file(const std::string& path) {
 
 // Compiles and checks ptxas's report; skips the check where this build has no NVRTC.
 void expect_compiles_clean(const KernelSource& source, const std::string& what) {
+  // FUSEDGEMM_TEST_DUMP_DIR=<dir>: writes each compiled source there, to compile by hand:
+  //   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I src <file>
+  if (const char* dir = std::getenv("FUSEDGEMM_TEST_DUMP_DIR")) {
+    std::ofstream(std::string(dir) + "/" + what + ".cu", std::ios::binary) << source.source;
+  }
   auto report = fusedgemm_test::compile_sm90a(source);
   if (!report) GTEST_SKIP() << "built without NVRTC";
   ASSERT_TRUE(report->compiled) << what << ":\n" << report->log << "\n" << source.source;
@@ -154,6 +159,8 @@ void expect_compiles_clean(const KernelSource& source, const std::string& what) 
   EXPECT_EQ(report->stack_frame_bytes, 0) << what << ":\n" << report->log;
   EXPECT_FALSE(report->wgmma_serialized) << what << ":\n" << report->log;
   EXPECT_GT(report->registers, 0) << what << ":\n" << report->log;
+  ::testing::Test::RecordProperty(what + "_registers", report->registers);
+  ::testing::Test::RecordProperty(what + "_shared_bytes", static_cast<int>(source.shared_bytes));
   EXPECT_LE(source.shared_bytes, static_cast<std::uint32_t>(kMaxDynamicSharedBytes)) << what;
 }
 
