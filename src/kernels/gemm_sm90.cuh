@@ -163,7 +163,7 @@ struct GemmSm90 {
     }
   }
 
-  // The wgmma descriptor of operand `o` for 64-row group `group` (A; B is read whole) and
+  // The wgmma descriptor of operand O for 64-row group `group` (A; B is read whole) and
   // MMA K step `kk` of a stage whose operand tile starts at `tile_base`.
   template <int O>
   __device__ static unsigned long long descriptor(unsigned tile_base, int group, int kk) {
