@@ -1,12 +1,54 @@
 #include "recipe/kernel_config.h"
 
-namespace fusedgemm::recipe {
+#include <algorithm>
 
-// Two tile shapes: 128x128 for most problems; 64x128 when M is small, so a decode-time M
-// does not leave most of a 128-row tile idle.
+#include "recipe/limits.h"
+
+namespace fusedgemm::recipe {
+namespace {
+
+// Each thread of the one warpgroup holds tile_m * tile_n / 128 fp32 accumulators per GEMM;
+// past 128 of them too few of the 255 registers remain for the rest of the kernel.
+constexpr int kMaxAccumulatorsPerThread = 128;
+// Ring bytes that still let two CTAs share one SM (228 KB each, less 1 KB reserved per CTA
+// and the kernel's 1 KB alignment slack), so one CTA's MMA waits overlap the other's.
+constexpr std::int64_t kTwoCtaRingBytes = 110 * 1024;
+constexpr int kMinStages = 2;  // one stage loading while one is read
+constexpr int kMaxStages = 4;  // loads 3 steps ahead already hide global latency
+// K bytes per stage: one 128-byte swizzled row.
+constexpr int kTileKBytes = 128;
+
+}  // namespace
+
+std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
+  std::int64_t bytes = 0;
+  for (const auto& op : program.operands) {
+    const int rows = op.role == Role::kA ? config.tile_m : config.tile_n;
+    bytes += bytes_of(program.buffers[op.buffer].data_type, std::int64_t{rows} * config.tile_k);
+  }
+  return bytes;
+}
+
+// Tiles: 128x128 for one GEMM; TileN 64 for two GEMMs and 64x64 for more, so the
+// accumulators of every GEMM fit the register budget; TileM 64 when M is small, so a
+// decode-time M does not leave most of a 128-row tile idle.
 KernelConfig choose_kernel_config(const fusion::FusionProgram& program) {
   KernelConfig config;
+  const int gemms = std::max<int>(1, static_cast<int>(program.gemms.size()));
   if (program.problem.m <= 64) config.tile_m = 64;
+  if (gemms > 1) config.tile_n = 64;
+  while (gemms * config.tile_m * config.tile_n / config.threads > kMaxAccumulatorsPerThread &&
+         config.tile_m > 64) {
+    config.tile_m /= 2;
+  }
+  if (!program.operands.empty()) {
+    const DataType type = program.buffers[program.operands[0].buffer].data_type;
+    const std::int64_t elems = 8 * kTileKBytes / std::max(1, bits_of(type));
+    config.tile_k = static_cast<int>(elems);
+  }
+  const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, config));
+  config.stages =
+      static_cast<int>(std::clamp<std::int64_t>(kTwoCtaRingBytes / stage, kMinStages, kMaxStages));
   return config;
 }
 

@@ -8,13 +8,17 @@
 namespace fusedgemm::recipe {
 
 struct KernelConfig {
-  int tile_m = 128;
-  int tile_n = 128;
-  int tile_k = 64;
-  int stages = 4;
+  int tile_m = 128;  // 64 or 128: one or two wgmma row groups
+  int tile_n = 128;  // 64 or 128: the wgmma N
+  int tile_k = 64;   // elements of K per stage: 128 bytes (64 for 16-bit types, 128 for fp8)
+  int stages = 4;    // depth of the shared-memory ring TMA fills
   int threads = 128;
   bool operator==(const KernelConfig&) const = default;
 };
+
+// Shared memory one stage of the ring takes: every distinct operand's tile (TileM or TileN
+// rows) of tile_k elements.
+std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfig& config);
 
 KernelConfig choose_kernel_config(const fusion::FusionProgram& program);
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/tma_plan.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/status.h"
 #include "fusion/fusion_program.h"
@@ -43,17 +44,9 @@ struct KernelParam {
   int index = 0;
 };
 
-// How the CUDA device encodes one TMA descriptor at launch: a box over the buffer of kernel
-// parameter `param`, in KernelArgs::tma[slot]. Axes are kernel axes, fastest first; the
-// first has unit stride (the rules guarantee it before any launch).
-struct TmaPlan {
-  int param = 0;
-  int slot = 0;
-  std::uint32_t element_bytes = 2;
-  std::array<int, 3> axes{2, 1, 0};
-  std::array<std::uint32_t, 3> box{64, 64, 1};
-  std::uint32_t swizzle_bytes = 128;  // 0, 32, 64 or 128
-};
+// How the CUDA device encodes one TMA descriptor at launch (codegen/tma_plan.h says exactly
+// how to call cuTensorMapEncodeTiled with it).
+using TmaPlan = codegen::TmaPlan;
 
 // What a device loads: a cubin for CUDA; the fusion program and its argument plan for the
 // host device, which interprets them.

@@ -1,0 +1,303 @@
+#include "codegen/kernel_source.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "codegen/embedded_headers.h"
+#include "kernels/kernel_args.h"
+#include "recipe/limits.h"
+
+namespace fusedgemm::codegen {
+namespace {
+
+using fusion::FusionProgram;
+using fusion::Major;
+
+// Mirrors kernels/gemm_sm90_config.cuh (GemmSm90Layout); the generated source
+// static_asserts that both sides agree, so a drift fails the compile, not the launch.
+constexpr int kSwizzleBytes = 128;            // one K row per stage; TMA's and wgmma's 128B swizzle
+constexpr int kAtomBytes = 1024;              // alignment slack the kernel aligns its base up by
+constexpr int kBarrierBytes = 8;              // one mbarrier per stage
+constexpr int kMaxDynamicBytes = 227 * 1024;  // Hopper's per-block opt-in limit
+constexpr int kThreads = 128;                 // one warpgroup
+constexpr int kMaxAccumulatorsPerThread = 128;
+
+// A name from the graph inside a // comment: printable ASCII only, so no name can end the
+// comment or change the code.
+std::string comment_text(std::string_view name) {
+  std::string out;
+  for (char c : name) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+// A name from the graph as part of an identifier or file name.
+std::string identifier_text(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += alnum ? c : '_';
+  }
+  return out.empty() ? "graph" : out;
+}
+
+std::string_view mma_type(DataType type) {
+  switch (type) {
+    case DataType::kBFloat16: return "kBf16";
+    case DataType::kFloat16: return "kF16";
+    case DataType::kFp8E4M3: return "kE4M3";
+    case DataType::kFp8E5M2: return "kE5M2";
+    default: return "";
+  }
+}
+
+struct OperandFacts {
+  int param = -1;  // recipe role index of this operand
+  DataType type = DataType::kNotSet;
+  std::string name;
+  int element_bytes = 2;
+};
+
+class SourceBuilder {
+ public:
+  SourceBuilder(const recipe::Recipe& recipe, const EpilogueCode& epilogue,
+                const KernelSourceOptions& options)
+      : recipe_(recipe), p_(*recipe.program), epilogue_(epilogue), options_(options) {}
+
+  Result<KernelSource> run() {
+    FG_TRY(check_operands());
+    FG_TRY(check_config());
+    plan_tma();
+    FG_TRY(plan_shared_memory());
+    emit();
+    return std::move(out_);
+  }
+
+ private:
+  std::string role_text(int o) const {
+    return fmt::format("role {} '{}'", to_string(p_.operands[o].role), operands_[o].name);
+  }
+
+  Status check_operands() {
+    FG_CHECK(!p_.gemms.empty() && static_cast<int>(p_.gemms.size()) <= recipe::kMaxGemms,
+             ErrorCode::kUnavailable,
+             fmt::format("kernel_gemm_count: graph '{}' has {} GEMMs; legal: 1 to {}",
+                         p_.graph_name, p_.gemms.size(), recipe::kMaxGemms));
+    FG_CHECK(static_cast<int>(p_.operands.size()) <= kernels::kMaxTmaDescriptors,
+             ErrorCode::kUnavailable,
+             fmt::format("kernel_tma_descriptors: graph '{}' reads {} distinct operands; legal: "
+                         "at most {} (one TMA descriptor each)",
+                         p_.graph_name, p_.operands.size(), kernels::kMaxTmaDescriptors));
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) {
+      const auto& op = p_.operands[o];
+      OperandFacts f;
+      f.name = p_.buffers[op.buffer].name;
+      f.type = p_.buffers[op.buffer].data_type;
+      f.element_bytes = std::max(1, bits_of(f.type) / 8);
+      for (std::size_t r = 0; r < recipe_.roles.size(); ++r) {
+        const auto& role = recipe_.roles[r];
+        if (role.kind == recipe::ParamKind::kOperand && role.index == static_cast<int>(o)) {
+          f.param = static_cast<int>(r);
+        }
+      }
+      operands_.push_back(f);
+      const int i = static_cast<int>(o);
+      FG_CHECK(f.param >= 0, ErrorCode::kInternal,
+               fmt::format("kernel_argument_plan: {}: no kernel parameter reads it", role_text(i)));
+      FG_CHECK(!op.block_scale, ErrorCode::kUnavailable,
+               fmt::format("kernel_block_scale: {}: block-scaled {} operands (scales per {}x{}) "
+                           "are not generated yet; legal: bf16, fp16, or fp8 with per-tensor "
+                           "scales applied in the epilogue",
+                           role_text(i), to_string(f.type), op.block_scale->block_rows,
+                           op.block_scale->block_cols));
+      FG_CHECK(!mma_type(f.type).empty(), ErrorCode::kUnavailable,
+               fmt::format("kernel_operand_type: {}: {} operands are not generated yet; legal: "
+                           "bf16, fp16, fp8_e4m3, fp8_e5m2",
+                           role_text(i), to_string(f.type)));
+      FG_CHECK(!is_fp8(f.type) || op.major == Major::kK, ErrorCode::kUnavailable,
+               fmt::format("kernel_operand_major: {}: {} {}; legal: fp8 operands K-major "
+                           "(wgmma reads fp8 K-major only)",
+                           role_text(i), to_string(f.type), fusion::to_string(op.major)));
+      FG_CHECK(
+          f.element_bytes == operands_[0].element_bytes, ErrorCode::kUnavailable,
+          fmt::format("kernel_operand_width: {}: {} next to {} {}; legal: operands of one "
+                      "kernel share one element width",
+                      role_text(i), to_string(f.type), role_text(0), to_string(operands_[0].type)));
+    }
+    for (const auto& gemm : p_.gemms) {
+      const DataType a = operands_[gemm.a].type;
+      const DataType b = operands_[gemm.b].type;
+      FG_CHECK(
+          is_fp8(a) || a == b, ErrorCode::kUnavailable,
+          fmt::format("kernel_operand_type: {}: {} times {} {} in GEMM '{}'; legal: 16-bit "
+                      "operands of one GEMM share one type",
+                      role_text(gemm.a), to_string(a), role_text(gemm.b), to_string(b), gemm.name));
+    }
+    return Status::ok();
+  }
+
+  Status check_config() {
+    const auto& c = recipe_.config;
+    const int accumulators = static_cast<int>(p_.gemms.size()) * c.tile_m * c.tile_n / kThreads;
+    const bool ok = (c.tile_m == 64 || c.tile_m == 128) && (c.tile_n == 64 || c.tile_n == 128) &&
+                    c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.stages >= 1 &&
+                    c.threads == kThreads && accumulators <= kMaxAccumulatorsPerThread;
+    FG_CHECK(ok, ErrorCode::kInternal,
+             fmt::format("kernel_config: graph '{}': tile {}x{}x{}, {} stages, {} threads, {} "
+                         "accumulators per thread; legal: tile M and N 64 or 128, tile K 128 "
+                         "bytes, 128 threads, at most {} accumulators",
+                         p_.graph_name, c.tile_m, c.tile_n, c.tile_k, c.stages, c.threads,
+                         accumulators, kMaxAccumulatorsPerThread));
+    return Status::ok();
+  }
+
+  // K-major: one box {tile_k, rows, 1} over axes (K, M or N, batch). M-/N-major: rows / 64
+  // boxes {64, tile_k, 1} over axes (M or N, K, batch), 64 = one 128-byte swizzle row.
+  void plan_tma() {
+    const auto& c = recipe_.config;
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) {
+      const auto& op = p_.operands[o];
+      const OperandFacts& f = operands_[o];
+      const int rows = op.role == Role::kA ? c.tile_m : c.tile_n;
+      TmaPlan plan;
+      plan.param = f.param;
+      plan.slot = static_cast<int>(o);
+      plan.element_bytes = static_cast<std::uint32_t>(f.element_bytes);
+      plan.swizzle_bytes = kSwizzleBytes;
+      if (op.major == Major::kK) {
+        plan.axes = {2, 1, 0};
+        plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(rows), 1};
+        stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;
+      } else {
+        const int box_mn = kSwizzleBytes / f.element_bytes;
+        plan.axes = {1, 2, 0};
+        plan.box = {static_cast<std::uint32_t>(box_mn), static_cast<std::uint32_t>(c.tile_k), 1};
+        stage_bytes_ += std::int64_t{box_mn} * c.tile_k * f.element_bytes * (rows / box_mn);
+      }
+      out_.tma.push_back(plan);
+    }
+  }
+
+  Status plan_shared_memory() {
+    const std::int64_t ring = stage_bytes_ * recipe_.config.stages;
+    const std::int64_t used = std::max<std::int64_t>(ring, epilogue_.scratch_bytes);
+    const std::int64_t barriers = (used + kBarrierBytes - 1) / kBarrierBytes * kBarrierBytes;
+    const std::int64_t total = barriers + kBarrierBytes * recipe_.config.stages + kAtomBytes;
+    FG_CHECK(total <= kMaxDynamicBytes, ErrorCode::kInternal,
+             fmt::format("kernel_shared_memory: graph '{}': {} bytes ({} stages of {}, epilogue "
+                         "scratch {}); legal: at most {}",
+                         p_.graph_name, total, recipe_.config.stages, stage_bytes_,
+                         epilogue_.scratch_bytes, kMaxDynamicBytes));
+    out_.shared_bytes = static_cast<std::uint32_t>(total);
+    return Status::ok();
+  }
+
+  template <class... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out_.source), format, std::forward<Args>(args)...);
+    out_.source += '\n';
+  }
+
+  void emit() {
+    const auto& c = recipe_.config;
+    out_.program_name = fmt::format("fusedgemm_{}.cu", identifier_text(p_.graph_name));
+    out_.entry = "fusedgemm_kernel";
+    out_.block_threads = kThreads;
+    out_.tile_m = c.tile_m;
+    out_.tile_n = c.tile_n;
+    for (const auto& h : embedded_kernel_headers()) out_.headers.push_back({h.name, h.contents});
+
+    line("// Generated by fusedgemm (src/codegen/kernel_source.cpp) for graph '{}'; do not edit.",
+         comment_text(p_.graph_name));
+    line("// Tile {}x{}x{}, {} stages, {} threads; {} bytes of dynamic shared memory.", c.tile_m,
+         c.tile_n, c.tile_k, c.stages, kThreads, out_.shared_bytes);
+    line("// Grid (ceil(N / {}), ceil(M / {}), batch).", c.tile_n, c.tile_m);
+    line("#define FUSEDGEMM_KERNEL_DEBUG {}", options_.debug ? 1 : 0);
+    line("#include \"kernels/gemm_sm90.cuh\"");
+    line("");
+    line("struct FusedgemmConfig {{");
+    line("  static constexpr int kTileM = {};", c.tile_m);
+    line("  static constexpr int kTileN = {};", c.tile_n);
+    line("  static constexpr int kStages = {};", c.stages);
+    line("  static constexpr int kOperandCount = {};", p_.operands.size());
+    line("  // {{kernel parameter, TMA slot, role, major, type}}");
+    line("  static constexpr fusedgemm::kernels::OperandSpec kOperands[kOperandCount] = {{");
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) {
+      const auto& op = p_.operands[o];
+      const OperandFacts& f = operands_[o];
+      const TmaPlan& t = out_.tma[o];
+      line(
+          "      // operand {}: {} '{}', {}, {}; TMA box {{{}, {}, {}}} over axes ({}, {}, "
+          "{})",
+          o, to_string(op.role), comment_text(f.name), to_string(f.type),
+          fusion::to_string(op.major), t.box[0], t.box[1], t.box[2], t.axes[0], t.axes[1],
+          t.axes[2]);
+      line(
+          "      {{{}, {}, fusedgemm::kernels::OperandRole::{}, "
+          "fusedgemm::kernels::OperandMajor::{},",
+          f.param, t.slot, op.role == Role::kA ? "kA" : "kB", op.major == Major::kK ? "kK" : "kMN");
+      line("       fusedgemm::kernels::ptx::MmaType::{}}},", mma_type(f.type));
+    }
+    line("  }};");
+    line("  static constexpr int kGemmCount = {};", p_.gemms.size());
+    for (std::size_t g = 0; g < p_.gemms.size(); ++g) {
+      line("  // GEMM {} '{}': operand {} times operand {}", g, comment_text(p_.gemms[g].name),
+           p_.gemms[g].a, p_.gemms[g].b);
+    }
+    std::string gemm_a, gemm_b;
+    for (const auto& gemm : p_.gemms) {
+      gemm_a += fmt::format("{}{}", gemm_a.empty() ? "" : ", ", gemm.a);
+      gemm_b += fmt::format("{}{}", gemm_b.empty() ? "" : ", ", gemm.b);
+    }
+    line("  static constexpr int kGemmA[kGemmCount] = {{{}}};", gemm_a);
+    line("  static constexpr int kGemmB[kGemmCount] = {{{}}};", gemm_b);
+    line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
+    line("}};");
+    line("");
+    line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");
+    line("using FusedgemmLayout = fusedgemm::kernels::GemmSm90Layout<FusedgemmConfig>;");
+    line("static_assert(FusedgemmLayout::kDynamicBytes == {},", out_.shared_bytes);
+    line("              \"host and kernel disagree on shared memory: fix the host mirror in \"");
+    line("              \"codegen/kernel_source.cpp\");");
+    line("static_assert(FusedgemmLayout::kStageBytes == {},", stage_bytes_);
+    line("              \"the TMA boxes of a stage differ from its layout: fix plan_tma in \"");
+    line("              \"codegen/kernel_source.cpp\");");
+    line("static_assert(FusedgemmLayout::kTileK == {},", c.tile_k);
+    line("              \"tile K differs from KernelConfig::tile_k: fix choose_kernel_config\");");
+    line("");
+    line("// ---- epilogue ----");
+    out_.source += epilogue_.text;
+    if (!epilogue_.text.empty() && epilogue_.text.back() != '\n') out_.source += '\n';
+    line("// ---- entry ----");
+    line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);
+    line("fusedgemm_kernel(const __grid_constant__ fusedgemm::kernels::KernelArgs args) {{");
+    line("  using Kernel = fusedgemm::kernels::GemmSm90<FusedgemmConfig>;");
+    line("  extern __shared__ __align__(1024) unsigned char fusedgemm_smem[];");
+    line("  Kernel::Accumulators acc;");
+    line("  const fusedgemm::kernels::TileCoord tile = Kernel::tile_coord();");
+    line("  float* scratch = Kernel::run(args, fusedgemm_smem, tile, acc);");
+    line("  fusedgemm_epilogue<Kernel::kTileM, Kernel::kTileN>(args, tile, acc, scratch);");
+    line("}}");
+  }
+
+  const recipe::Recipe& recipe_;
+  const FusionProgram& p_;
+  const EpilogueCode& epilogue_;
+  const KernelSourceOptions& options_;
+  std::vector<OperandFacts> operands_;
+  std::int64_t stage_bytes_ = 0;
+  KernelSource out_;
+};
+
+}  // namespace
+
+Result<KernelSource> generate_kernel_source(const recipe::Recipe& recipe,
+                                            const EpilogueCode& epilogue,
+                                            const KernelSourceOptions& options) {
+  FG_CHECK(recipe.program != nullptr, ErrorCode::kInternal,
+           "kernel_source: the recipe has no fusion program");
+  return SourceBuilder(recipe, epilogue, options).run();
+}
+
+}  // namespace fusedgemm::codegen

@@ -1,0 +1,374 @@
+// generate_kernel_source(): the assembled translation unit is byte-stable (golden file), its
+// TMA plans follow the operand majors, what the kernel cannot read is kUnavailable with the
+// operand named, and — where this build has NVRTC — every supported flavor compiles for
+// sm_90a with no spills, no stack frame and wgmma left pipelined.
+#include "codegen/kernel_source.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "codegen/embedded_headers.h"
+#include "example_files.h"
+#include "fusedgemm/graph.h"
+#include "fusedgemm/graph_json.h"
+#include "fusion/analyze.h"
+#include "nvrtc_compile.h"
+#include "recipe/kernel_config.h"
+#include "recipe/recipe.h"
+#include "recipe/support_gate.h"
+#include "stand_in_epilogue.h"
+
+namespace fusedgemm::codegen {
+namespace {
+
+using fusion::FusionProgram;
+using fusion::Major;
+using Dimv = std::vector<std::int64_t>;
+
+constexpr int kMaxDynamicSharedBytes = 227 * 1024;
+
+// One GEMM graph of the test table: A [ba, M, K] @ B [bb, K, N] (and a second B for the
+// gated MLP, silu(A @ B0) * (A @ B1)), stored as fp32 D [b, M, N].
+struct GemmCase {
+  std::string name;
+  std::int64_t m = 256, n = 256, k = 128;
+  std::int64_t batch_a = 1, batch_b = 1;
+  Major a_major = Major::kK;
+  Major b_major = Major::kK;
+  DataType a_type = DataType::kBFloat16;
+  DataType b_type = DataType::kBFloat16;
+  bool gated = false;
+  int tile_m = 128;  // expected by choose_kernel_config
+  int tile_n = 128;
+};
+
+Tensor input(Graph& g, const std::string& name, Dimv dims, DataType type, Dimv strides) {
+  TensorAttributes attributes;
+  attributes.set_name(name)
+      .set_dim(std::move(dims))
+      .set_data_type(type)
+      .set_stride(std::move(strides));
+  return g.tensor(attributes);
+}
+
+Dimv a_strides(const GemmCase& c) {
+  return c.a_major == Major::kK ? Dimv{c.m * c.k, c.k, 1} : Dimv{c.m * c.k, 1, c.m};
+}
+Dimv b_strides(const GemmCase& c) {
+  return c.b_major == Major::kK ? Dimv{c.k * c.n, 1, c.k} : Dimv{c.k * c.n, c.n, 1};
+}
+
+Graph make_graph(const GemmCase& c) {
+  Graph g;
+  g.set_name(c.name);
+  auto a = input(g, "A", {c.batch_a, c.m, c.k}, c.a_type, a_strides(c));
+  auto b0 = input(g, "B0", {c.batch_b, c.k, c.n}, c.b_type, b_strides(c));
+  Tensor d = g.matmul(a, b0, MatmulAttributes().set_name("gemm0"));
+  if (c.gated) {
+    auto b1 = input(g, "B1", {c.batch_b, c.k, c.n}, c.b_type, b_strides(c));
+    auto up = g.matmul(a, b1, MatmulAttributes().set_name("gemm1"));
+    auto act = g.pointwise(d, PointwiseAttributes().set_mode(PointwiseMode::kSilu));
+    d = g.pointwise(act, up, PointwiseAttributes().set_mode(PointwiseMode::kMul));
+  }
+  d->set_name("D").set_data_type(DataType::kFloat32).set_output(true);
+  return g;
+}
+
+// Graph -> validate -> analyze -> gate -> config -> recipe, failing the test on any error.
+std::optional<recipe::Recipe> recipe_of(Graph& g) {
+  if (Status s = g.validate(); !s) {
+    ADD_FAILURE() << "validate: " << s.message();
+    return std::nullopt;
+  }
+  auto analysis = fusion::analyze(g);
+  if (!analysis || analysis->decline) {
+    ADD_FAILURE() << "analyze: "
+                  << (analysis ? analysis->decline->message : analysis.status().message());
+    return std::nullopt;
+  }
+  if (auto decline = recipe::check_support(analysis->program)) {
+    ADD_FAILURE() << "declined: " << decline->message;
+    return std::nullopt;
+  }
+  auto program = std::make_shared<const FusionProgram>(std::move(analysis->program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  if (!recipe) {
+    ADD_FAILURE() << "recipe: " << recipe.status().message();
+    return std::nullopt;
+  }
+  return std::move(recipe).value();
+}
+
+const std::vector<GemmCase>& compile_cases() {
+  static const std::vector<GemmCase> kCases = {
+      {.name = "bf16_kk"},
+      {.name = "bf16_mk", .a_major = Major::kM},
+      {.name = "bf16_kn", .b_major = Major::kN},
+      {.name = "bf16_mn", .a_major = Major::kM, .b_major = Major::kN},
+      {.name = "fp16_mn",
+       .a_major = Major::kM,
+       .b_major = Major::kN,
+       .a_type = DataType::kFloat16,
+       .b_type = DataType::kFloat16},
+      {.name = "bf16_tile_m64", .m = 48, .tile_m = 64},
+      {.name = "bf16_tile_m64_mn",
+       .m = 64,
+       .a_major = Major::kM,
+       .b_major = Major::kN,
+       .tile_m = 64},
+      {.name = "batch_broadcast_b", .batch_a = 3, .batch_b = 1, .a_major = Major::kM},
+      {.name = "gated_mlp", .gated = true, .tile_n = 64},
+      {.name = "gated_mlp_mn",
+       .a_major = Major::kM,
+       .b_major = Major::kN,
+       .gated = true,
+       .tile_n = 64},
+      {.name = "gated_mlp_m64", .m = 40, .gated = true, .tile_m = 64, .tile_n = 64},
+      {.name = "fp8_e4m3_e5m2", .a_type = DataType::kFp8E4M3, .b_type = DataType::kFp8E5M2},
+  };
+  return kCases;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Compiles and checks ptxas's report; skips the check where this build has no NVRTC.
+void expect_compiles_clean(const KernelSource& source, const std::string& what) {
+  // FUSEDGEMM_TEST_DUMP_DIR=<dir>: writes each compiled source there, to compile by hand:
+  //   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I src <file>
+  if (const char* dir = std::getenv("FUSEDGEMM_TEST_DUMP_DIR")) {
+    std::ofstream(std::string(dir) + "/" + what + ".cu", std::ios::binary) << source.source;
+  }
+  auto report = fusedgemm_test::compile_sm90a(source);
+  if (!report) GTEST_SKIP() << "built without NVRTC";
+  ASSERT_TRUE(report->compiled) << what << ":\n" << report->log << "\n" << source.source;
+  EXPECT_EQ(report->spill_store_bytes, 0) << what << ":\n" << report->log;
+  EXPECT_EQ(report->spill_load_bytes, 0) << what << ":\n" << report->log;
+  EXPECT_EQ(report->stack_frame_bytes, 0) << what << ":\n" << report->log;
+  EXPECT_FALSE(report->wgmma_serialized) << what << ":\n" << report->log;
+  EXPECT_GT(report->registers, 0) << what << ":\n" << report->log;
+  ::testing::Test::RecordProperty(what + "_registers", report->registers);
+  ::testing::Test::RecordProperty(what + "_shared_bytes", static_cast<int>(source.shared_bytes));
+  EXPECT_LE(source.shared_bytes, static_cast<std::uint32_t>(kMaxDynamicSharedBytes)) << what;
+}
+
+class KernelSourceCompiles : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(KernelSourceCompiles, ForSm90aWithoutSpills) {
+  const GemmCase& c = GetParam();
+  Graph g = make_graph(c);
+  auto recipe = recipe_of(g);
+  ASSERT_TRUE(recipe);
+  EXPECT_EQ(recipe->config.tile_m, c.tile_m);
+  EXPECT_EQ(recipe->config.tile_n, c.tile_n);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(source) << source.status().message();
+  EXPECT_EQ(source->tile_m, c.tile_m);
+  EXPECT_EQ(source->tile_n, c.tile_n);
+  EXPECT_EQ(source->block_threads, 128u);
+  expect_compiles_clean(source.value(), c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelSource, KernelSourceCompiles, ::testing::ValuesIn(compile_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// The debug build of the plain kernel compiles too (printf makes ptxas serialize wgmma and
+// use a stack frame there, which is fine for a debug build).
+TEST(KernelSource, DebugBuildCompiles) {
+  Graph g = make_graph({.name = "debug"});
+  auto recipe = recipe_of(g);
+  ASSERT_TRUE(recipe);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe),
+                                       KernelSourceOptions{.debug = true});
+  ASSERT_TRUE(source) << source.status().message();
+  EXPECT_NE(source->source.find("#define FUSEDGEMM_KERNEL_DEBUG 1"), std::string::npos);
+  auto report = fusedgemm_test::compile_sm90a(source.value());
+  if (!report) GTEST_SKIP() << "built without NVRTC";
+  EXPECT_TRUE(report->compiled) << report->log;
+}
+
+// The plain bf16 program gives exactly the golden translation unit. To accept a deliberate
+// change: FUSEDGEMM_UPDATE_GOLDEN=1 ./fusedgemm_tests --gtest_filter=KernelSource.Golden*
+TEST(KernelSource, GoldenPlainBf16) {
+  Graph g = make_graph({.name = "plain_bf16", .m = 200, .n = 300, .k = 72});
+  auto recipe = recipe_of(g);
+  ASSERT_TRUE(recipe);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(source) << source.status().message();
+  const std::string path = std::string(FUSEDGEMM_TEST_GOLDEN_DIR) + "/plain_bf16.cu";
+  if (std::getenv("FUSEDGEMM_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path, std::ios::binary) << source->source;
+  }
+  EXPECT_EQ(source->source, read_file(path)) << "golden file " << path;
+  // Same program, same bytes.
+  auto again = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->source, source->source);
+  EXPECT_EQ(source->program_name, "fusedgemm_plain_bf16.cu");
+  EXPECT_EQ(source->entry, "fusedgemm_kernel");
+}
+
+struct TmaCase {
+  Major a_major;
+  Major b_major;
+  TmaPlan a;
+  TmaPlan b;
+};
+
+// K-major: one box {64 (K), rows, 1} over axes (K, M|N, b); M-/N-major: {64 (M|N), 64 (K), 1}
+// over (M|N, K, b), repeated per 64 rows. Parameter = recipe role, slot = operand index.
+TEST(KernelSource, TmaPlansFollowMajors) {
+  const std::vector<TmaCase> cases = {
+      {Major::kK,
+       Major::kK,
+       {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
+       {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
+      {Major::kM,
+       Major::kK,
+       {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
+       {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
+      {Major::kK,
+       Major::kN,
+       {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
+       {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
+      {Major::kM,
+       Major::kN,
+       {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
+       {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
+  };
+  for (const auto& t : cases) {
+    Graph g = make_graph({.name = "tma", .a_major = t.a_major, .b_major = t.b_major});
+    auto recipe = recipe_of(g);
+    ASSERT_TRUE(recipe);
+    auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+    ASSERT_TRUE(source) << source.status().message();
+    ASSERT_EQ(source->tma.size(), 2u);
+    EXPECT_EQ(source->tma[0], t.a) << fusion::to_string(t.a_major);
+    EXPECT_EQ(source->tma[1], t.b) << fusion::to_string(t.b_major);
+    // Ring of 3 stages of 32 KB, barriers, 1 KB alignment slack.
+    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 24 + 1024);
+  }
+}
+
+TEST(KernelSource, GatedMlpSharesTheATile) {
+  Graph g = make_graph({.name = "gated", .gated = true});
+  auto recipe = recipe_of(g);
+  ASSERT_TRUE(recipe);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(source) << source.status().message();
+  ASSERT_EQ(source->tma.size(), 3u);  // A once, B0, B1
+  EXPECT_EQ(source->tma[1].box, (std::array<std::uint32_t, 3>{64, 64, 1}));
+  EXPECT_NE(source->source.find("kGemmA[kGemmCount] = {0, 0};"), std::string::npos);
+  EXPECT_NE(source->source.find("kGemmB[kGemmCount] = {1, 2};"), std::string::npos);
+}
+
+// The support gate declines these graphs first; the generator refuses them on its own too,
+// so a gate change cannot turn them into wrong kernels. Programs are edited past the gate.
+std::optional<recipe::Recipe> edited_recipe(const GemmCase& c,
+                                            void (*edit)(FusionProgram& program)) {
+  Graph g = make_graph(c);
+  auto recipe = recipe_of(g);
+  if (!recipe) return std::nullopt;
+  FusionProgram program = *recipe->program;
+  edit(program);
+  auto shared = std::make_shared<const FusionProgram>(std::move(program));
+  auto edited = recipe::make_recipe(shared, recipe::choose_kernel_config(*shared));
+  if (!edited) return std::nullopt;
+  return std::move(edited).value();
+}
+
+void expect_unavailable(const std::optional<recipe::Recipe>& recipe, const std::string& message) {
+  ASSERT_TRUE(recipe);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_FALSE(source);
+  EXPECT_EQ(source.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(source.status().message().find(message), std::string::npos)
+      << source.status().message();
+}
+
+TEST(KernelSource, RefusesFp8NotKMajorNamingTheOperand) {
+  expect_unavailable(
+      edited_recipe({.name = "fp8_mk", .a_type = DataType::kFp8E4M3, .b_type = DataType::kFp8E4M3},
+                    [](FusionProgram& p) { p.operands[0].major = Major::kM; }),
+      "kernel_operand_major: role A 'A': fp8_e4m3 M-major; legal: fp8 operands K-major");
+}
+
+TEST(KernelSource, RefusesMixedSixteenBitTypes) {
+  expect_unavailable(edited_recipe({.name = "mixed"},
+                                   [](FusionProgram& p) {
+                                     p.buffers[p.operands[1].buffer].data_type = DataType::kFloat16;
+                                   }),
+                     "kernel_operand_type: role A 'A': bf16 times role B 'B0' fp16 in GEMM "
+                     "'gemm0'");
+}
+
+TEST(KernelSource, RefusesFp4NamingTheOperand) {
+  expect_unavailable(edited_recipe({.name = "fp4"},
+                                   [](FusionProgram& p) {
+                                     p.buffers[p.operands[1].buffer].data_type = DataType::kFp4E2M1;
+                                   }),
+                     "kernel_operand_type: role B 'B0': fp4_e2m1 operands are not generated yet");
+}
+
+// Every example either generates a kernel that compiles clean or is kUnavailable with the
+// operand and its type named (block-scaled fp8 today); fallback_only is declined earlier.
+TEST(KernelSource, Examples) {
+  for (const auto& file : fusedgemm_test::example_files()) {
+    SCOPED_TRACE(file.string());
+    auto graph = load_graph(file.string());
+    ASSERT_TRUE(graph) << graph.status().message();
+    ASSERT_TRUE(graph->validate());
+    auto analysis = fusion::analyze(graph.value());
+    ASSERT_TRUE(analysis);
+    if (analysis->decline || recipe::check_support(analysis->program)) continue;
+    auto program = std::make_shared<const FusionProgram>(std::move(analysis->program));
+    auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+    ASSERT_TRUE(recipe) << recipe.status().message();
+    auto source =
+        generate_kernel_source(recipe.value(), fusedgemm_test::stand_in_epilogue(recipe.value()));
+    if (file.stem() == "block_scaled_fp8") {
+      ASSERT_FALSE(source);
+      EXPECT_EQ(source.status().code(), ErrorCode::kUnavailable);
+      EXPECT_NE(source.status().message().find("kernel_block_scale: role A 'Aq': block-scaled "
+                                               "fp8_e4m3 operands (scales per 1x128)"),
+                std::string::npos)
+          << source.status().message();
+      continue;
+    }
+    ASSERT_TRUE(source) << source.status().message();
+    expect_compiles_clean(source.value(), file.stem().string());
+  }
+}
+
+// The library carries the headers it was built with: each embedded header equals its file.
+TEST(KernelSource, EmbedsTheKernelHeaders) {
+  auto headers = embedded_kernel_headers();
+  std::vector<std::string> names;
+  for (const auto& h : headers) {
+    names.emplace_back(h.name);
+    EXPECT_EQ(h.contents,
+              read_file(std::string(FUSEDGEMM_TEST_SOURCE_DIR) + "/" + std::string(h.name)))
+        << h.name;
+  }
+  for (const char* name :
+       {"kernels/gemm_sm90.cuh", "kernels/gemm_sm90_config.cuh", "kernels/epilogue_contract.cuh",
+        "kernels/kernel_args.h", "kernels/ptx/wgmma.cuh", "kernels/ptx/tma.cuh"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+}
+
+}  // namespace
+}  // namespace fusedgemm::codegen
