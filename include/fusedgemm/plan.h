@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fusedgemm/decline.h"
+#include "fusedgemm/context.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph.h"
 #include "fusedgemm/status.h"
@@ -34,6 +35,9 @@ std::string_view to_string(Engine engine);
 struct BuildOptions {
   // The device the plan runs on; default_device() when unset.
   std::shared_ptr<Device> device;
+  // The kernel cache and JIT settings; a Context made from the environment when unset.
+  // Share one across builds so its in-memory cache serves them all.
+  std::shared_ptr<Context> context;
 };
 
 struct Workspace {

@@ -13,6 +13,8 @@ struct KernelConfig {
   int tile_k = 64;   // elements of K per stage: 128 bytes (64 for 16-bit types, 128 for fp8)
   int stages = 4;    // depth of the shared-memory ring TMA fills
   int threads = 128;
+  // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
+  std::uint32_t shared_bytes = 0;
   bool operator==(const KernelConfig&) const = default;
 };
 

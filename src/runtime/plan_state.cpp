@@ -224,6 +224,7 @@ LaunchConfig launch_config(const recipe::KernelConfig& config,
   launch.grid[1] = static_cast<unsigned>((problem.m + config.tile_m - 1) / config.tile_m);
   launch.grid[2] = static_cast<unsigned>(problem.batch);
   launch.block[0] = static_cast<unsigned>(config.threads);
+  launch.shared_bytes = config.shared_bytes;
   return launch;
 }
 
