@@ -33,6 +33,10 @@ enum class Engine : std::uint8_t { kFused, kFallback };
 std::string_view to_string(Engine engine);
 
 struct BuildOptions {
+  BuildOptions() = default;
+  explicit BuildOptions(std::shared_ptr<Device> d, std::shared_ptr<Context> c = nullptr)
+      : device(std::move(d)), context(std::move(c)) {}
+
   // The device the plan runs on; default_device() when unset.
   std::shared_ptr<Device> device;
   // The kernel cache and JIT settings; a Context made from the environment when unset.
