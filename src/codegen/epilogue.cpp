@@ -74,18 +74,27 @@ class EpilogueGenerator {
   EpilogueGenerator(const FusionProgram& program, const Recipe& recipe) : p_(program), r_(recipe) {}
 
   Result<std::string> run() {
+    FG_TRY(check());
+    write_file();
+    return w_.str();
+  }
+
+  Result<std::uint32_t> scratch() {
+    FG_TRY(check());
+    return static_cast<std::uint32_t>(scratch_bytes());
+  }
+
+ private:
+  // --- checks ---------------------------------------------------------------------------
+
+  Status check() {
     FG_TRY(index_params());
     FG_TRY(check_config());
     FG_TRY(check_nodes());
     FG_TRY(check_outputs());
     FG_TRY(plan_taps());
-    FG_TRY(check_quantized());
-    write_file();
-    return w_.str();
+    return check_quantized();
   }
-
- private:
-  // --- checks ---------------------------------------------------------------------------
 
   std::string role_tensor(Role role, int buffer) const {
     return fmt::format("role {} '{}'", to_string(role), p_.buffers[buffer].name);
@@ -227,6 +236,7 @@ class EpilogueGenerator {
   // kOne), that is, declared 1. An axis declared larger that is 1 in some call needs no
   // reduction there, and the element-wise strategy gives the same sums.
   Status plan_taps() {
+    taps_.clear();
     for (std::size_t i = 0; i < p_.taps.size(); ++i) {
       const auto& tap = p_.taps[i];
       if (!value_ok(tap.value)) {
@@ -327,7 +337,6 @@ class EpilogueGenerator {
                     "output(s), {} tap(s), {} quantized output(s).",
                     p_.graph_name, p_.gemms.size(), p_.epilogue.size(), p_.outputs.size(), taps,
                     p_.quantized_outputs.size()));
-    w_.directive("#pragma once");
     w_.blank();
     w_.directive("#include \"kernels/element_io.cuh\"");
     w_.directive("#include \"kernels/epilogue_contract.cuh\"");
@@ -592,6 +601,11 @@ class EpilogueGenerator {
 Result<std::string> generate_epilogue(const fusion::FusionProgram& program,
                                       const recipe::Recipe& recipe) {
   return EpilogueGenerator(program, recipe).run();
+}
+
+Result<std::uint32_t> epilogue_scratch_bytes(const fusion::FusionProgram& program,
+                                             const recipe::Recipe& recipe) {
+  return EpilogueGenerator(program, recipe).scratch();
 }
 
 }  // namespace fusedgemm::codegen

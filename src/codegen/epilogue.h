@@ -22,6 +22,7 @@
 // role and why; a recipe that does not match the program is kInternal.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "fusedgemm/status.h"
@@ -30,8 +31,14 @@
 
 namespace fusedgemm::codegen {
 
-// The same program and recipe give byte-identical source.
+// The same program and recipe give byte-identical source. The text is spliced into the
+// kernel's translation unit (no #pragma once); it includes the src/kernels/ headers it uses.
 Result<std::string> generate_epilogue(const fusion::FusionProgram& program,
                                       const recipe::Recipe& recipe);
+
+// kEpilogueScratchBytes of that source, for the host's shared-memory plan (the scratch may
+// alias the idle TMA ring); fails exactly when generate_epilogue does.
+Result<std::uint32_t> epilogue_scratch_bytes(const fusion::FusionProgram& program,
+                                             const recipe::Recipe& recipe);
 
 }  // namespace fusedgemm::codegen

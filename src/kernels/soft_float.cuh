@@ -13,16 +13,26 @@
 
 namespace fusedgemm::kernels {
 
+// Device passes (nvcc's and NVRTC's, which has no __builtin_memcpy) use the intrinsics;
+// the host pass (host tests) copies the bytes.
 FG_HOST_DEVICE inline unsigned f32_bits(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(v);
+#else
   unsigned bits;
   __builtin_memcpy(&bits, &v, sizeof(bits));
   return bits;
+#endif
 }
 
 FG_HOST_DEVICE inline float f32_from_bits(unsigned bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
   float v;
   __builtin_memcpy(&v, &bits, sizeof(v));
   return v;
+#endif
 }
 
 // e2m1 codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6 (bit 3 is the sign). Nearest with ties to

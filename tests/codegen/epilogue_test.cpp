@@ -113,6 +113,19 @@ TEST(GenerateEpilogue, ScratchBytesFollowTheTaps) {
             std::string::npos);
 }
 
+TEST(GenerateEpilogue, ScratchBytesFunctionMatchesTheSource) {
+  for (const auto& file : fusedgemm_test::example_files()) {
+    auto c = fusedgemm_test::epilogue_case(file);
+    if (!c) continue;
+    auto bytes = codegen::epilogue_scratch_bytes(*c->program, c->recipe);
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().message();
+    EXPECT_NE(
+        generate(*c).find(fmt::format("constexpr int kEpilogueScratchBytes = {};", bytes.value())),
+        std::string::npos)
+        << file.filename();
+  }
+}
+
 Tensor input(Graph& g, const std::string& name, std::vector<std::int64_t> dims, DataType type) {
   return g.tensor(TensorAttributes().set_name(name).set_dim(std::move(dims)).set_data_type(type));
 }
