@@ -1,8 +1,12 @@
 // build(): the one place that sees every layer of the pipeline, in order.
 #include <fmt/format.h>
 
+#include "codegen/epilogue.h"
+#include "codegen/kernel_source.h"
+#include "fusedgemm/context.h"
 #include "fusedgemm/plan.h"
 #include "fusion/analyze.h"
+#include "jit/context.h"
 #include "recipe/kernel_config.h"
 #include "recipe/recipe.h"
 #include "recipe/support_gate.h"
@@ -10,6 +14,37 @@
 #include "runtime/plan_state.h"
 
 namespace fusedgemm {
+namespace {
+
+// generate the epilogue and the kernel around it -> compile (or hit the cache) -> the image
+// a CUDA device loads. Settles the recipe's shared memory and block size from the source.
+Status generated_image(const BuildOptions& options, const Device& device, recipe::Recipe& recipe,
+                       runtime::KernelImage& image) {
+  FG_ASSIGN_OR_RETURN(std::string epilogue, codegen::generate_epilogue(*recipe.program, recipe));
+  FG_ASSIGN_OR_RETURN(std::uint32_t scratch,
+                      codegen::epilogue_scratch_bytes(*recipe.program, recipe));
+  FG_ASSIGN_OR_RETURN(codegen::KernelSource source,
+                      codegen::generate_kernel_source(recipe, {std::move(epilogue), scratch}));
+  jit::KernelSource jit_source{source.program_name, source.source, {}};
+  for (const auto& header : source.headers) {
+    jit_source.headers.emplace_back(std::string(header.name), std::string(header.contents));
+  }
+  std::shared_ptr<Context> context = options.context;
+  if (!context) {
+    FG_ASSIGN_OR_RETURN(context, Context::create());
+  }
+  FG_ASSIGN_OR_RETURN(jit::CompileResult compiled,
+                      context->compile(jit_source, jit::CompileOptions{}, device.driver_version()));
+  image.entry = source.entry;
+  image.cubin = compiled.kernel->cubin;
+  image.tma = source.tma;
+  image.max_shared_bytes = source.shared_bytes;
+  recipe.config.shared_bytes = source.shared_bytes;
+  recipe.config.threads = static_cast<int>(source.block_threads);
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<Plan> build(Graph& graph, const BuildOptions& options) {
   FG_TRY(graph.validate());
@@ -24,14 +59,11 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config));
 
   std::shared_ptr<Device> device = options.device ? options.device : default_device();
-  FG_CHECK(device->is_host(), ErrorCode::kUnavailable,
-           fmt::format("build: graph '{}': device {} needs a generated kernel, which the kernel "
-                       "generator (issue 4) will provide; legal: the host device",
-                       graph.name(), device->name()));
   runtime::KernelImage image;
   image.entry = "fusedgemm_kernel";
   image.program = program;
   for (const auto& role : recipe.roles) image.params.push_back({role.kind, role.index});
+  if (!device->is_host()) FG_TRY(generated_image(options, *device, recipe, image));
   FG_ASSIGN_OR_RETURN(auto kernel, device->load(image));
 
   return Plan(std::make_shared<const runtime::PlanState>(Engine::kFused, std::nullopt,

@@ -1,0 +1,44 @@
+// The generated epilogue: one fusion program's DAG, stores, taps and quantized outputs as
+// the device function the mainloop calls (src/kernels/epilogue_contract.cuh):
+//
+//   template <int TileM, int TileN>
+//   __device__ __forceinline__ void fusedgemm_epilogue(
+//       const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
+//       float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
+//       float* smem_scratch);
+//
+// with G the program's GEMM count, plus `constexpr int kEpilogueScratchBytes`: the shared
+// memory (bytes, 16-byte aligned) the mainloop passes as smem_scratch.
+//
+// Per fragment element inside the problem, the DAG runs in fp32, one statement per node in
+// program (topological) order under a comment with the node's name and formula; a node
+// whose tensor declares a type below fp32 rounds there. Then dense outputs are stored,
+// taps fold their contribution into per-thread partials, and quantized outputs keep their
+// input. After the element loop: quantized blocks are scaled and stored, each tap is
+// reduced in the CTA and committed with one atomic per tap element (kernels/tap_commit.cuh),
+// and norm2 taps take their square roots in the last tile to finish.
+//
+// Anything it cannot generate correctly is an ErrorCode::kUnavailable naming the node or
+// role and why; a recipe that does not match the program is kInternal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fusedgemm/status.h"
+#include "fusion/fusion_program.h"
+#include "recipe/recipe.h"
+
+namespace fusedgemm::codegen {
+
+// The same program and recipe give byte-identical source. The text is spliced into the
+// kernel's translation unit (no #pragma once); it includes the src/kernels/ headers it uses.
+Result<std::string> generate_epilogue(const fusion::FusionProgram& program,
+                                      const recipe::Recipe& recipe);
+
+// kEpilogueScratchBytes of that source, for the host's shared-memory plan (the scratch may
+// alias the idle TMA ring); fails exactly when generate_epilogue does.
+Result<std::uint32_t> epilogue_scratch_bytes(const fusion::FusionProgram& program,
+                                             const recipe::Recipe& recipe);
+
+}  // namespace fusedgemm::codegen

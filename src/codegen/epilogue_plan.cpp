@@ -1,0 +1,301 @@
+#include "codegen/epilogue_plan.h"
+
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "codegen/device_terms.h"
+
+namespace fusedgemm::codegen {
+namespace {
+
+using fusion::EpilogueOp;
+using fusion::FusionProgram;
+using recipe::Extent;
+using recipe::ParamKind;
+using recipe::Recipe;
+
+constexpr std::string_view kRule = "epilogue_codegen";
+constexpr int kConsumerThreads = 128;  // one consumer warpgroup (epilogue_contract.cuh)
+constexpr int kConsumerWarps = 4;
+constexpr int kMaxTileN = 256;  // wgmma N
+constexpr int kFloatBytes = 4;
+
+Status unavailable(std::string message) {
+  return Status(ErrorCode::kUnavailable, std::move(message));
+}
+
+Status internal(std::string message) {
+  return Status(ErrorCode::kInternal, std::move(message));
+}
+
+bool loadable(DataType type) {
+  return type != DataType::kNotSet && type != DataType::kFp4E2M1;
+}
+
+bool quantized_value_type(DataType type) {
+  return type == DataType::kFp8E4M3 || type == DataType::kFp8E5M2 || type == DataType::kFp4E2M1;
+}
+
+bool quantized_scale_type(DataType type) {
+  return type == DataType::kFloat32 || type == DataType::kFloat16 || type == DataType::kBFloat16 ||
+         is_fp8(type) || type == DataType::kE8M0;
+}
+
+class Planner {
+ public:
+  Planner(const FusionProgram& program, const Recipe& recipe) : p_(program), r_(recipe) {}
+
+  Result<EpiloguePlan> run() {
+    FG_TRY(check());
+    for (const auto& t : plan_.taps) plan_.column_taps |= t.shape == TapShape::kCols;
+    for (const auto& t : p_.taps) plan_.norm2_taps |= t.mode == ReductionMode::kNorm2;
+    int bytes = 0;
+    if (plan_.column_taps) bytes = kConsumerWarps * r_.config.tile_n * kFloatBytes;
+    for (const auto& t : plan_.taps) {
+      if (t.shape == TapShape::kTile) bytes = std::max(bytes, kConsumerWarps * kFloatBytes);
+    }
+    if (plan_.norm2_taps) bytes = std::max(bytes, kFloatBytes);
+    plan_.scratch_bytes = static_cast<std::uint32_t>(bytes);
+    return std::move(plan_);
+  }
+
+ private:
+  Status check() {
+    FG_TRY(index_params());
+    FG_TRY(check_config());
+    FG_TRY(check_nodes());
+    FG_TRY(check_outputs());
+    FG_TRY(plan_taps());
+    return check_quantized();
+  }
+
+  std::string role_tensor(Role role, int buffer) const {
+    return fmt::format("role {} '{}'", to_string(role), p_.buffers[buffer].name);
+  }
+
+  DataType type_of(int buffer) const { return p_.buffers[buffer].data_type; }
+
+  // The kernel parameter of each entry of the program's lists, from the argument plan.
+  Status index_params() {
+    plan_.aux_param.assign(p_.aux.size(), -1);
+    plan_.output_param.assign(p_.outputs.size(), -1);
+    tap_param_.assign(p_.taps.size(), -1);
+    plan_.quant_param.assign(p_.quantized_outputs.size(), -1);
+    plan_.quant_scale_param.assign(p_.quantized_outputs.size(), -1);
+    for (std::size_t i = 0; i < r_.roles.size(); ++i) {
+      const auto& role = r_.roles[i];
+      std::vector<int>* list = nullptr;
+      switch (role.kind) {
+        case ParamKind::kAux: list = &plan_.aux_param; break;
+        case ParamKind::kOutput: list = &plan_.output_param; break;
+        case ParamKind::kTap: list = &tap_param_; break;
+        case ParamKind::kQuantized: list = &plan_.quant_param; break;
+        case ParamKind::kQuantizedScale: list = &plan_.quant_scale_param; break;
+        case ParamKind::kOperand:
+        case ParamKind::kOperandScale: continue;
+      }
+      if (role.index < 0 || role.index >= static_cast<int>(list->size())) {
+        return internal(
+            fmt::format("{}: recipe parameter {} ('{}') indexes entry {} of a list of "
+                        "{}; legal: a recipe made from this fusion program",
+                        kRule, i, role.name, role.index, list->size()));
+      }
+      (*list)[role.index] = static_cast<int>(i);
+    }
+    for (const auto* list : {&plan_.aux_param, &plan_.output_param, &tap_param_, &plan_.quant_param,
+                             &plan_.quant_scale_param}) {
+      if (std::find(list->begin(), list->end(), -1) != list->end()) {
+        return internal(
+            fmt::format("{}: graph '{}': the recipe has no kernel parameter for an "
+                        "aux, output, tap or quantized output; legal: a recipe made "
+                        "from this fusion program",
+                        kRule, p_.graph_name));
+      }
+    }
+    return Status::ok();
+  }
+
+  Status check_config() {
+    const auto& c = r_.config;
+    if (p_.gemms.empty()) {
+      return internal(fmt::format("{}: graph '{}' has no matmul", kRule, p_.graph_name));
+    }
+    if (c.threads != kConsumerThreads) {
+      return unavailable(fmt::format(
+          "{}: graph '{}': kernel configuration with {} threads; legal: the epilogue runs on one "
+          "consumer warpgroup of {} threads",
+          kRule, p_.graph_name, c.threads, kConsumerThreads));
+    }
+    if (c.tile_m <= 0 || c.tile_m % 64 != 0 || c.tile_n <= 0 || c.tile_n % 8 != 0 ||
+        c.tile_n > kMaxTileN) {
+      return unavailable(fmt::format(
+          "{}: graph '{}': tile {}x{}; legal: tile M a multiple of 64, tile N a multiple of 8 up "
+          "to {} (the wgmma fragment layout)",
+          kRule, p_.graph_name, c.tile_m, c.tile_n, kMaxTileN));
+    }
+    return Status::ok();
+  }
+
+  Status check_nodes() {
+    for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
+      const auto& node = p_.epilogue[i];
+      if (!device_elem(node.round_to)) {
+        return unavailable(fmt::format("{}: node '{}': rounds to {}; legal: a stored data type",
+                                       kRule, node.name, to_string(node.round_to)));
+      }
+      switch (node.op) {
+        case EpilogueOp::kAccumulator:
+          if (node.gemm < 0 || node.gemm >= static_cast<int>(p_.gemms.size())) {
+            return internal(fmt::format("{}: node '{}': accumulator of matmul {} of {}", kRule,
+                                        node.name, node.gemm, p_.gemms.size()));
+          }
+          break;
+        case EpilogueOp::kAuxLoad: {
+          if (node.aux < 0 || node.aux >= static_cast<int>(p_.aux.size())) {
+            return internal(fmt::format("{}: node '{}': aux {} of {}", kRule, node.name, node.aux,
+                                        p_.aux.size()));
+          }
+          const int buffer = p_.aux[node.aux].buffer;
+          if (!loadable(type_of(buffer))) {
+            return unavailable(fmt::format(
+                "{}: {}: data type {} is not loaded by the epilogue; legal: fp32, fp16, bf16, "
+                "fp8, e8m0, int8 or int32",
+                kRule, role_tensor(Role::kAux, buffer), to_string(type_of(buffer))));
+          }
+          break;
+        }
+        case EpilogueOp::kPointwise: {
+          const int want = arity(node.pointwise.mode);
+          if (static_cast<int>(node.inputs.size()) != want) {
+            return internal(fmt::format("{}: node '{}': {} with {} inputs; legal: {}", kRule,
+                                        node.name, to_string(node.pointwise.mode),
+                                        node.inputs.size(), want));
+          }
+          for (const int in : node.inputs) {
+            if (in < 0 || in >= static_cast<int>(i)) {
+              return internal(fmt::format("{}: node '{}' reads value {}; legal: an earlier node",
+                                          kRule, node.name, in));
+            }
+          }
+          break;
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+  bool value_ok(int value) const {
+    return value >= 0 && value < static_cast<int>(p_.epilogue.size());
+  }
+
+  Status check_outputs() {
+    for (const auto& o : p_.outputs) {
+      if (!value_ok(o.value)) {
+        return internal(fmt::format("{}: {} stores value {}", kRule,
+                                    role_tensor(Role::kOutput, o.buffer), o.value));
+      }
+      const DataType t = type_of(o.buffer);
+      if (!loadable(t)) {
+        return unavailable(fmt::format(
+            "{}: {}: dense output of data type {}; legal: fp32, fp16, bf16, fp8, int8 or int32 "
+            "(fp4 through block_scale_quantize)",
+            kRule, role_tensor(Role::kOutput, o.buffer), to_string(t)));
+      }
+    }
+    return Status::ok();
+  }
+
+  // Which axes a tap reduces: those whose kernel extent is fixed at 1 (recipe shape rule
+  // kOne), that is, declared 1. An axis declared larger that is 1 in some call needs no
+  // reduction there, and the element-wise strategy gives the same sums.
+  Status plan_taps() {
+    plan_.taps.clear();
+    for (std::size_t i = 0; i < p_.taps.size(); ++i) {
+      const auto& tap = p_.taps[i];
+      if (!value_ok(tap.value)) {
+        return internal(fmt::format("{}: {} reduces value {}", kRule,
+                                    role_tensor(Role::kTap, tap.buffer), tap.value));
+      }
+      if (type_of(tap.buffer) != DataType::kFloat32) {
+        return unavailable(fmt::format(
+            "{}: {}: tap of data type {}; legal: fp32 (the epilogue accumulates taps in fp32)",
+            kRule, role_tensor(Role::kTap, tap.buffer), to_string(type_of(tap.buffer))));
+      }
+      const auto& role = r_.roles[tap_param_[i]];
+      if (std::bit_cast<std::uint32_t>(tap_identity(tap.mode)) != role.seed_word) {
+        return internal(fmt::format("{}: {}: seed word 0x{:08x} is not the identity of {}", kRule,
+                                    role_tensor(Role::kTap, tap.buffer), role.seed_word,
+                                    to_string(tap.mode)));
+      }
+      const bool m = role.shape[1].source == Extent::kOne;
+      const bool n = role.shape[2].source == Extent::kOne;
+      const TapShape shape = m && n ? TapShape::kTile
+                             : m    ? TapShape::kCols
+                             : n    ? TapShape::kRows
+                                    : TapShape::kElement;
+      plan_.taps.push_back({tap_param_[i], shape});
+    }
+    return Status::ok();
+  }
+
+  Status check_quantized() {
+    for (const auto& q : p_.quantized_outputs) {
+      if (!value_ok(q.value)) {
+        return internal(fmt::format("{}: {} quantizes value {}", kRule,
+                                    role_tensor(Role::kOutput, q.buffer), q.value));
+      }
+      const DataType y = type_of(q.buffer);
+      const DataType s = type_of(q.scale_buffer);
+      if (!quantized_value_type(y)) {
+        return unavailable(
+            fmt::format("{}: {}: quantized values of data type {}; legal: fp8 or fp4", kRule,
+                        role_tensor(Role::kOutput, q.buffer), to_string(y)));
+      }
+      if (!quantized_scale_type(s)) {
+        return unavailable(fmt::format(
+            "{}: {}: block scales of data type {}; legal: fp32, fp16, bf16, fp8 or e8m0", kRule,
+            role_tensor(Role::kScale, q.scale_buffer), to_string(s)));
+      }
+      if (q.block_rows != 1 || q.block_cols <= 0 || q.block_cols % 8 != 0 ||
+          q.major != fusion::Major::kN) {
+        return unavailable(fmt::format(
+            "{}: {}: blocks of {}x{}, {}; legal: 1 x (a multiple of 8) blocks along N, N-major",
+            kRule, role_tensor(Role::kOutput, q.buffer), q.block_rows, q.block_cols,
+            to_string(q.major)));
+      }
+      if (r_.config.tile_n % q.block_cols != 0) {
+        return unavailable(fmt::format(
+            "{}: {}: blocks of 1x{} with a tile {} columns wide; legal: the tile width a "
+            "multiple of the block width (a block's amax is taken inside one tile)",
+            kRule, role_tensor(Role::kOutput, q.buffer), q.block_cols, r_.config.tile_n));
+      }
+    }
+    return Status::ok();
+  }
+
+  const FusionProgram& p_;
+  const Recipe& r_;
+  std::vector<int> tap_param_;
+  EpiloguePlan plan_;
+};
+
+}  // namespace
+
+std::string_view reduced_axes(TapShape shape) {
+  switch (shape) {
+    case TapShape::kElement: return "no tile axis";
+    case TapShape::kRows: return "N";
+    case TapShape::kCols: return "M";
+    case TapShape::kTile: return "M, N";
+  }
+  return "";
+}
+
+Result<EpiloguePlan> plan_epilogue(const fusion::FusionProgram& program,
+                                   const recipe::Recipe& recipe) {
+  return Planner(program, recipe).run();
+}
+
+}  // namespace fusedgemm::codegen

@@ -1,0 +1,52 @@
+// What the epilogue generator needs to know before it writes a line, checked: the kernel
+// parameter of every aux, output, tap and quantized output (from the recipe's argument
+// plan), how each tap meets a tile, and the shared memory the CTA-level steps need.
+// Everything the generator cannot produce correctly is refused here (kUnavailable naming
+// the node or role and why); a recipe that does not match its program is kInternal.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "fusedgemm/status.h"
+#include "fusion/fusion_program.h"
+#include "recipe/recipe.h"
+
+namespace fusedgemm::codegen {
+
+// How a tap's elements meet one tile, from the axes it reduces (kernel axis order).
+enum class TapShape : std::uint8_t {
+  kElement,  // neither M nor N: every point has its own element (batch may still be reduced)
+  kRows,     // N: one element per row
+  kCols,     // M: one element per column
+  kTile,     // M and N: one element per tile
+};
+
+// "N", "M", "M, N" or "no tile axis".
+std::string_view reduced_axes(TapShape shape);
+
+struct TapPlan {
+  int param = -1;
+  TapShape shape = TapShape::kElement;
+};
+
+struct EpiloguePlan {
+  // Kernel parameter of each entry of the program's lists.
+  std::vector<int> aux_param;
+  std::vector<int> output_param;
+  std::vector<int> quant_param;
+  std::vector<int> quant_scale_param;
+  std::vector<TapPlan> taps;  // per program tap
+  bool column_taps = false;   // scratch then depends on TileN (sized for recipe.config.tile_n)
+  bool norm2_taps = false;    // the last tile takes square roots
+  // Shared memory the CTA-level steps need, one at a time (each ends with a barrier):
+  // column taps park 4 warps x TileN partials, tile taps 4 floats, the last-tile verdict a
+  // word.
+  std::uint32_t scratch_bytes = 0;
+};
+
+Result<EpiloguePlan> plan_epilogue(const fusion::FusionProgram& program,
+                                   const recipe::Recipe& recipe);
+
+}  // namespace fusedgemm::codegen
