@@ -272,10 +272,9 @@ static_assert(slots_round_trip<64, 64>() && slots_round_trip<128, 128>() &&
     const std::string ns = "case_" + fusedgemm_test::example_name(file);
     const std::string header = ns + ".cuh";
     std::ofstream(dir / header, std::ios::binary) << generate(*c);
-    // The wide tile holds at most 128 accumulator floats per thread: 128x128 for one GEMM,
-    // 64x128 for two (at 128x128 two GEMMs need 256 registers before the epilogue starts).
-    const int gemms = static_cast<int>(c->program->gemms.size());
-    std::vector<Compiled> kernels = {{ns, gemms == 1 ? 128 : 64, gemms <= 2 ? 128 : 64}};
+    // The tile the recipe chose (recipe::choose_kernel_config keeps the accumulators at 128
+    // floats per thread or fewer), plus 64x64.
+    std::vector<Compiled> kernels = {{ns, c->recipe.config.tile_m, c->recipe.config.tile_n}};
     bool narrow_ok = true;
     for (const auto& q : c->program->quantized_outputs) narrow_ok &= 64 % q.block_cols == 0;
     if (narrow_ok) kernels.push_back({ns, 64, 64});
