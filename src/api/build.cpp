@@ -1,6 +1,7 @@
 // build(): the one place that sees every layer of the pipeline, in order.
 #include <fmt/format.h>
 
+#include "api/kernel_build.h"
 #include "codegen/epilogue.h"
 #include "codegen/kernel_source.h"
 #include "fusedgemm/context.h"
@@ -14,12 +15,10 @@
 #include "runtime/plan_state.h"
 
 namespace fusedgemm {
-namespace {
+namespace api {
 
-// generate the epilogue and the kernel around it -> compile (or hit the cache) -> the image
-// a CUDA device loads. Settles the recipe's shared memory and block size from the source.
-Status generated_image(const BuildOptions& options, const Device& device, recipe::Recipe& recipe,
-                       runtime::KernelImage& image) {
+Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context,
+                                         int driver_version) {
   FG_ASSIGN_OR_RETURN(std::string epilogue, codegen::generate_epilogue(*recipe.program, recipe));
   FG_ASSIGN_OR_RETURN(std::uint32_t scratch,
                       codegen::epilogue_scratch_bytes(*recipe.program, recipe));
@@ -29,22 +28,20 @@ Status generated_image(const BuildOptions& options, const Device& device, recipe
   for (const auto& header : source.headers) {
     jit_source.headers.emplace_back(std::string(header.name), std::string(header.contents));
   }
-  std::shared_ptr<Context> context = options.context;
-  if (!context) {
-    FG_ASSIGN_OR_RETURN(context, Context::create());
-  }
   FG_ASSIGN_OR_RETURN(jit::CompileResult compiled,
-                      context->compile(jit_source, jit::CompileOptions{}, device.driver_version()));
-  image.entry = source.entry;
-  image.cubin = compiled.kernel->cubin;
-  image.tma = source.tma;
-  image.max_shared_bytes = source.shared_bytes;
+                      context.compile(jit_source, jit::CompileOptions{}, driver_version));
+  FusedKernel kernel{{}, std::move(compiled)};
+  kernel.image.entry = source.entry;
+  kernel.image.cubin = kernel.compiled.kernel->cubin;
+  kernel.image.tma = source.tma;
+  kernel.image.max_shared_bytes = source.shared_bytes;
   recipe.config.shared_bytes = source.shared_bytes;
   recipe.config.threads = static_cast<int>(source.block_threads);
-  return Status::ok();
+  return kernel;
 }
 
-}  // namespace
+}  // namespace api
+
 
 Result<Plan> build(Graph& graph, const BuildOptions& options) {
   FG_TRY(graph.validate());
@@ -63,7 +60,18 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   image.entry = "fusedgemm_kernel";
   image.program = program;
   for (const auto& role : recipe.roles) image.params.push_back({role.kind, role.index});
-  if (!device->is_host()) FG_TRY(generated_image(options, *device, recipe, image));
+  if (!device->is_host()) {
+    std::shared_ptr<Context> context = options.context;
+    if (!context) {
+      FG_ASSIGN_OR_RETURN(context, Context::create());
+    }
+    FG_ASSIGN_OR_RETURN(api::FusedKernel fused,
+                        api::compile_fused_kernel(recipe, *context, device->driver_version()));
+    image.entry = fused.image.entry;
+    image.cubin = std::move(fused.image.cubin);
+    image.tma = std::move(fused.image.tma);
+    image.max_shared_bytes = fused.image.max_shared_bytes;
+  }
   FG_ASSIGN_OR_RETURN(auto kernel, device->load(image));
 
   return Plan(std::make_shared<const runtime::PlanState>(Engine::kFused, std::nullopt,
