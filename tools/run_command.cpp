@@ -1,6 +1,7 @@
 // run GRAPH|FOLDER: build each graph, execute it once on random inputs with poisoned
 // outputs, and judge every output and tap against the fp64 reference.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "reference/compare.h"
 #include "reference/graph_reference.h"
 #include "reference/resize.h"
+#include "runtime/cuda_device.h"
 #include "runtime/device.h"
 
 namespace fusedgemm::tool {
@@ -25,6 +27,58 @@ namespace {
 constexpr std::uint8_t kPoison = 0xFF;
 
 enum class Outcome { kPassed, kFailed, kDeclined, kError };
+
+// Where a call's buffers live: the host vectors themselves on the host device; device
+// copies on a GPU, uploaded when placed and read back by fetch().
+class CallMemory {
+ public:
+  explicit CallMemory(const Device& device) : device_(device) {}
+  CallMemory(const CallMemory&) = delete;
+  CallMemory& operator=(const CallMemory&) = delete;
+  ~CallMemory() {
+    for (auto& [data, host] : placed_) (void)runtime::cuda_test::release(device_, data);
+  }
+
+  Result<void*> place(std::vector<std::uint8_t>& bytes) {
+    if (device_.is_host()) return static_cast<void*>(bytes.data());
+    FG_ASSIGN_OR_RETURN(void* data,
+                        runtime::cuda_test::allocate(device_, std::max<std::size_t>(bytes.size(), 16)));
+    placed_.emplace_back(data, &bytes);
+    if (!bytes.empty()) {
+      FG_TRY(runtime::cuda_test::copy_to_device(device_, data, bytes.data(), bytes.size()));
+    }
+    return data;
+  }
+
+  Status fetch() {
+    if (device_.is_host()) return Status::ok();
+    FG_TRY(runtime::cuda_test::synchronize(device_));
+    for (auto& [data, host] : placed_) {
+      FG_TRY(runtime::cuda_test::copy_to_host(device_, host->data(), data, host->size()));
+    }
+    return Status::ok();
+  }
+
+  Status synchronize() {
+    return device_.is_host() ? Status::ok() : runtime::cuda_test::synchronize(device_);
+  }
+
+ private:
+  const Device& device_;
+  std::vector<std::pair<void*, std::vector<std::uint8_t>*>> placed_;
+};
+
+// Multiply-adds of one call: every GEMM of the problem the outputs were declared at.
+double flops_of(const Graph& graph) {
+  double flops = 0;
+  for (const auto& node : graph.nodes()) {
+    if (node.kind != NodeKind::kMatmul) continue;
+    const auto& out = node.outputs[0]->dims();
+    flops += 2.0 * static_cast<double>(out[0] * out[1] * out[2]) *
+             static_cast<double>(node.inputs[0]->dims()[2]);
+  }
+  return flops;
+}
 
 Outcome run_one(const std::string& path, const RunOptions& options) {
   std::printf("== %s\n", path.c_str());
@@ -58,11 +112,14 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   auto buffer = [&](const TensorAttributes& t, void* data) {
     return size.any() ? BufferView::view(data, t.dims(), t.strides()) : BufferView::address(data);
   };
+  CallMemory memory(plan->device());
   VariantPack pack;
   for (auto& [uid, tensor] : inputs.value()) {
     auto t = graph.find_tensor(uid);
     if (!t) return report(t.status()), Outcome::kError;
-    pack.set(uid, buffer(*t.value(), tensor.bytes.data()));
+    auto data = memory.place(tensor.bytes);
+    if (!data) return report(data.status()), Outcome::kError;
+    pack.set(uid, buffer(*t.value(), data.value()));
   }
   std::vector<std::pair<Tensor, reference::HostTensor>> outputs;
   for (const auto& t : graph.tensors()) {
@@ -72,12 +129,39 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     outputs.emplace_back(t, std::move(host));
   }
   for (auto& [t, host] : outputs) {
-    pack.set(*t->uid(), buffer(*t, host.bytes.data()));
+    auto data = memory.place(host.bytes);
+    if (!data) return report(data.status()), Outcome::kError;
+    pack.set(*t->uid(), buffer(*t, data.value()));
   }
 
   std::vector<std::uint8_t> workspace(plan->workspace_bytes());
-  const Workspace ws{workspace.empty() ? nullptr : workspace.data(), workspace.size()};
-  if (Status s = plan->execute(pack, ws, nullptr); !s) return report(s), Outcome::kError;
+  Workspace ws;
+  if (!workspace.empty()) {
+    auto data = memory.place(workspace);
+    if (!data) return report(data.status()), Outcome::kError;
+    ws = {data.value(), workspace.size()};
+  }
+  auto bound = plan->bind(pack);
+  if (!bound) return report(bound.status()), Outcome::kError;
+  if (Status s = plan->execute(bound.value(), ws, nullptr); !s) {
+    return report(s), Outcome::kError;
+  }
+  std::string timing;
+  if (!plan->device().is_host()) {
+    // A burst from a drained stream: host time of the calls, then device time per call.
+    constexpr int kCalls = 20;
+    if (Status s = memory.synchronize(); !s) return report(s), Outcome::kError;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (Status s = memory.synchronize(); !s) return report(s), Outcome::kError;
+    const auto t2 = std::chrono::steady_clock::now();
+    const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls;
+    const double device_s = std::chrono::duration<double>(t2 - t0).count() / kCalls;
+    timing = fmt::format("; host {:.2f} us/call, {:.1f} us/call end to end, {:.0f} TFLOP/s",
+                         host_us, device_s * 1e6, flops_of(graph) / device_s / 1e12);
+  }
+  if (Status s = memory.fetch(); !s) return report(s), Outcome::kError;
   auto expected = reference::evaluate(graph, inputs.value());
   if (!expected) return report(expected.status()), Outcome::kError;
 
@@ -96,7 +180,8 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
                 fmt::format("'{}'", t->name()).c_str(), std::string(to_string(t->data_type())).c_str(),
                 cmp.summary().c_str());
   }
-  std::printf("  on the %s device; deferrals: %s\n", std::string(plan->device().name()).c_str(),
+  std::printf("  on the %s device%s; deferrals: %s\n", std::string(plan->device().name()).c_str(),
+              timing.c_str(),
               [&] {
                 std::uint64_t total = 0;
                 for (const auto& d : plan->deferrals()) total += d.count;
