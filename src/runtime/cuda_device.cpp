@@ -463,8 +463,25 @@ Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs
 
 }  // namespace
 
+Status CudaDevice::prepare(const LoadedKernel& kernel, kernels::KernelArgs& args) noexcept {
+  if (typeid(kernel) != typeid(CudaKernel)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "prepare: the kernel was not loaded by a CUDA device");
+  }
+  for (const TmaPlan& plan : static_cast<const CudaKernel&>(kernel).tma) {
+    FG_TRY(encode_tma(context_->api, plan, args));
+  }
+  return Status::ok();
+}
+
 Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
                           kernels::KernelArgs& args, Stream stream) noexcept {
+  FG_TRY(prepare(kernel, args));
+  return launch_prepared(kernel, config, args, stream);
+}
+
+Status CudaDevice::launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
+                                   kernels::KernelArgs& args, Stream stream) noexcept {
   // A typeid compare, not dynamic_cast: one vtable read on the hot path.
   if (typeid(kernel) != typeid(CudaKernel)) {
     return Status(ErrorCode::kInvalidArgument,
@@ -484,7 +501,6 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
                       " exceeds the kernel's max_shared_bytes " +
                       std::to_string(cuda_kernel.max_shared_bytes) + " set at load");
   }
-  for (const TmaPlan& plan : cuda_kernel.tma) FG_TRY(encode_tma(context.api, plan, args));
   CUlaunchConfig launch_config{};
   launch_config.gridDimX = config.grid[0];
   launch_config.gridDimY = config.grid[1];

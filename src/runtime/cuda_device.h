@@ -57,6 +57,11 @@ class CudaDevice final : public Device {
   // than one CTA adds the cluster-dimension attribute. Allocates nothing unless it fails.
   Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
                 kernels::KernelArgs& args, Stream stream) noexcept override;
+  // Encodes the kernel's TMA descriptors into args.tma.
+  Status prepare(const LoadedKernel& kernel, kernels::KernelArgs& args) noexcept override;
+  // cuLaunchKernelEx with the descriptors prepare() encoded.
+  Status launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
+                         kernels::KernelArgs& args, Stream stream) noexcept override;
 
   const CudaContext& context() const noexcept { return *context_; }
 

@@ -87,6 +87,16 @@ class Device {
   // encodes the TMA descriptors into args.tma) before the driver copies it.
   virtual Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
                         kernels::KernelArgs& args, Stream stream) noexcept = 0;
+  // Completes `args` as launch() would (the CUDA device encodes the TMA descriptors) so
+  // that launches with the same addresses can skip that work.
+  virtual Status prepare(const LoadedKernel& /*kernel*/, kernels::KernelArgs& /*args*/) noexcept {
+    return Status::ok();
+  }
+  // Launches arguments prepare() completed, with every address unchanged since.
+  virtual Status launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
+                                 kernels::KernelArgs& args, Stream stream) noexcept {
+    return launch(kernel, config, args, stream);
+  }
 };
 
 }  // namespace fusedgemm::runtime

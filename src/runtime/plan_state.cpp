@@ -108,6 +108,7 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
   recipe::resolve_layout(recipe, pack, call->layout);
   recipe::CallView view;
   view.layout = &call->layout;
+  resolve_addresses(pack, {}, view);
   const auto table = recipe::rule_table();
   for (int row : call_rows) {
     if (table[row].per_call) continue;
@@ -118,6 +119,12 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
     }
   }
   fill_kernel_args(view, call->args);
+  int roles_missing = 0;
+  for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
+  // Encoding reads only addresses and layouts; a pack whose layouts break a rule or that
+  // lacks a buffer is never launched as bound, so it is not prepared.
+  call->prepared = call->layout_row < 0 && roles_missing == 0 &&
+                   device->prepare(*kernel, call->args).is_ok();
   call->launch = launch_config(recipe.config, call->layout.problem);
   for (int i = 0; i < call->layout.role_count; ++i) {
     const auto& r = recipe.roles[i];
@@ -178,9 +185,15 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
   args.k = call->args.k;
   args.workspace = workspace.data;
   args.buffer_count = call->args.buffer_count;
+  bool moved = false;
   for (int i = 0; i < args.buffer_count; ++i) {
     args.buffers[i] = call->args.buffers[i];
+    moved = moved || call->args.buffers[i].data != view.data[i];
     args.buffers[i].data = const_cast<void*>(view.data[i]);
+  }
+  if (call->prepared && !moved) {
+    std::copy(std::begin(call->args.tma), std::end(call->args.tma), std::begin(args.tma));
+    return device->launch_prepared(*kernel, call->launch, args, stream);
   }
   return device->launch(*kernel, call->launch, args, stream);
 }

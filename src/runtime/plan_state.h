@@ -27,7 +27,11 @@ struct BoundCall {
   recipe::CallLayout layout;
   int layout_row = -1;   // rule-table row of the first broken layout-only call rule, or -1
   int layout_role = -1;  // the role that broke it
+  // The arguments with the addresses the pack held at bind, completed by Device::prepare
+  // (TMA descriptors encoded) when `prepared`: a call whose addresses are all unchanged
+  // launches them as they are.
   kernels::KernelArgs args{};
+  bool prepared = false;
   LaunchConfig launch;
   int seed_count = 0;
   std::array<SeedPlan, recipe::kMaxRoles> seeds{};
