@@ -10,10 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <optional>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,12 +30,12 @@ namespace {
 using namespace fusedgemm;
 using Clock = std::chrono::steady_clock;
 
-#define CHECK_CUDA(x)                                                            \
-  do {                                                                           \
-    if (auto e = (x); e != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e));        \
-      std::exit(2);                                                              \
-    }                                                                            \
+#define CHECK_CUDA(x)                                                     \
+  do {                                                                    \
+    if (auto e = (x); e != cudaSuccess) {                                 \
+      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e)); \
+      std::exit(2);                                                       \
+    }                                                                     \
   } while (0)
 
 struct Prepared {
@@ -144,11 +144,12 @@ void host_cost(const std::shared_ptr<Device>& device) {
     config.sharedMemBytes = call.launch.shared_bytes;
     config.hStream = stream;
     void* params[] = {&args};
-    const double raw = min_burst_us(stream, [&] { cuLaunchKernelEx(&config, function, params, nullptr); });
-    const double ours = min_burst_us(stream, [&] {
-      (void)p->plan.execute(p->bound, p->workspace, stream);
-    });
-    const double raw2 = min_burst_us(stream, [&] { cuLaunchKernelEx(&config, function, params, nullptr); });
+    const double raw =
+        min_burst_us(stream, [&] { cuLaunchKernelEx(&config, function, params, nullptr); });
+    const double ours =
+        min_burst_us(stream, [&] { (void)p->plan.execute(p->bound, p->workspace, stream); });
+    const double raw2 =
+        min_burst_us(stream, [&] { cuLaunchKernelEx(&config, function, params, nullptr); });
     const double base = std::min(raw, raw2);
     std::printf("| %s | %.2f | %.2f | %.2fx |\n", file.stem().c_str(), ours, base, ours / base);
   }
@@ -210,8 +211,8 @@ void throughput(const std::shared_ptr<Device>& device) {
       const void* a = sets[i].bound[st.recipe.roles[0].slot].data;
       const void* b = sets[i].bound[st.recipe.roles[1].slot].data;
       void* d = sets[i].bound[st.recipe.roles[2].slot].data;
-      cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d,
-                     &lt.algo, lt.workspace, lt.workspace_bytes, stream);
+      cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d, &lt.algo,
+                     lt.workspace, lt.workspace_bytes, stream);
     };
     for (int w = 0; w < 10; ++w) {
       run_ours(w % kSets);
@@ -224,7 +225,10 @@ void throughput(const std::shared_ptr<Device>& device) {
     for (int r = 0; r < 30; ++r) {
       for (int which = 0; which < 2; ++which) {
         cudaEventRecord(e0, stream);
-        if (which == 0) run_ours(r % kSets); else run_lt(r % kSets);
+        if (which == 0)
+          run_ours(r % kSets);
+        else
+          run_lt(r % kSets);
         cudaEventRecord(e1, stream);
         cudaEventSynchronize(e1);
         float ms = 0;

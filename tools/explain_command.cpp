@@ -85,9 +85,9 @@ int explain_command(const std::string& graph_path, const std::string& call_path)
   auto pack = read_call_checked(call_path, &workspace_bytes);
   if (!pack) return report(pack.status());
   // A workspace of the size the call names, at an address nobody reads.
-  const Workspace workspace{workspace_bytes ? reinterpret_cast<void*>(kFakeBase - kFakeSpacing)
-                                            : nullptr,
-                            workspace_bytes};
+  const Workspace workspace{
+      workspace_bytes ? reinterpret_cast<void*>(kFakeBase - kFakeSpacing) : nullptr,
+      workspace_bytes};
   const Verdict verdict = plan->explain(pack.value(), workspace);
   if (verdict.legal()) {
     std::printf("legal: the call passes every rule\n");

@@ -41,8 +41,8 @@ class CallMemory {
 
   Result<void*> place(std::vector<std::uint8_t>& bytes) {
     if (device_.is_host()) return static_cast<void*>(bytes.data());
-    FG_ASSIGN_OR_RETURN(void* data,
-                        runtime::cuda_test::allocate(device_, std::max<std::size_t>(bytes.size(), 16)));
+    FG_ASSIGN_OR_RETURN(
+        void* data, runtime::cuda_test::allocate(device_, std::max<std::size_t>(bytes.size(), 16)));
     placed_.emplace_back(data, &bytes);
     if (!bytes.empty()) {
       FG_TRY(runtime::cuda_test::copy_to_device(device_, data, bytes.data(), bytes.size()));
@@ -95,9 +95,10 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     plan = build(graph, BuildOptions{make_host_device()});
   }
   if (!plan && plan.status().code() == ErrorCode::kDeclined) {
-    std::printf("DECLINED by the fused engine: %s\n  (the fallback engine that runs declined "
-                "graphs is not built yet)\n",
-                plan.status().message().c_str());
+    std::printf(
+        "DECLINED by the fused engine: %s\n  (the fallback engine that runs declined "
+        "graphs is not built yet)\n",
+        plan.status().message().c_str());
     return Outcome::kDeclined;
   }
   if (!plan) return report(plan.status()), Outcome::kError;
@@ -177,8 +178,8 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     const auto cmp = reference::compare(host, *want);
     all_passed = all_passed && cmp.passed();
     std::printf("  %s %-22s %-8s %s\n", cmp.passed() ? "PASS" : "FAIL",
-                fmt::format("'{}'", t->name()).c_str(), std::string(to_string(t->data_type())).c_str(),
-                cmp.summary().c_str());
+                fmt::format("'{}'", t->name()).c_str(),
+                std::string(to_string(t->data_type())).c_str(), cmp.summary().c_str());
   }
   std::printf("  on the %s device%s; deferrals: %s\n", std::string(plan->device().name()).c_str(),
               timing.c_str(),

@@ -49,7 +49,10 @@ std::string_view output_port_name(NodeKind kind, std::size_t index);
 
 class Graph {
  public:
-  Graph& set_name(std::string name) { name_ = std::move(name); return *this; }
+  Graph& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
   const std::string& name() const { return name_; }
 
   // A tensor the caller provides (an operand, an aux input, a scale).

@@ -57,8 +57,8 @@ enum class ReductionMode : std::uint8_t {
   kAdd,
   kMax,
   kMin,
-  kAmax,   // max of |x|
-  kAvg,    // sum / count
+  kAmax,  // max of |x|
+  kAvg,   // sum / count
   kMul,
   kNorm1,  // sum of |x|
   kNorm2,  // sqrt of sum of x^2
@@ -70,7 +70,10 @@ std::vector<ReductionMode> all_reduction_modes();
 
 struct MatmulAttributes {
   std::string name;
-  MatmulAttributes& set_name(std::string n) { name = std::move(n); return *this; }
+  MatmulAttributes& set_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
 };
 
 struct PointwiseAttributes {
@@ -82,20 +85,44 @@ struct PointwiseAttributes {
   std::optional<float> relu_upper_clip;
   std::optional<float> swish_beta;  // silu: y = x * sigmoid(beta * x), beta 1 when unset
 
-  PointwiseAttributes& set_name(std::string n) { name = std::move(n); return *this; }
-  PointwiseAttributes& set_mode(PointwiseMode m) { mode = m; return *this; }
-  PointwiseAttributes& set_relu_lower_clip_slope(float v) { relu_lower_clip_slope = v; return *this; }
-  PointwiseAttributes& set_relu_lower_clip(float v) { relu_lower_clip = v; return *this; }
-  PointwiseAttributes& set_relu_upper_clip(float v) { relu_upper_clip = v; return *this; }
-  PointwiseAttributes& set_swish_beta(float v) { swish_beta = v; return *this; }
+  PointwiseAttributes& set_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
+  PointwiseAttributes& set_mode(PointwiseMode m) {
+    mode = m;
+    return *this;
+  }
+  PointwiseAttributes& set_relu_lower_clip_slope(float v) {
+    relu_lower_clip_slope = v;
+    return *this;
+  }
+  PointwiseAttributes& set_relu_lower_clip(float v) {
+    relu_lower_clip = v;
+    return *this;
+  }
+  PointwiseAttributes& set_relu_upper_clip(float v) {
+    relu_upper_clip = v;
+    return *this;
+  }
+  PointwiseAttributes& set_swish_beta(float v) {
+    swish_beta = v;
+    return *this;
+  }
 };
 
 struct ReductionAttributes {
   std::string name;
   ReductionMode mode = ReductionMode::kAdd;
 
-  ReductionAttributes& set_name(std::string n) { name = std::move(n); return *this; }
-  ReductionAttributes& set_mode(ReductionMode m) { mode = m; return *this; }
+  ReductionAttributes& set_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
+  ReductionAttributes& set_mode(ReductionMode m) {
+    mode = m;
+    return *this;
+  }
 };
 
 // One scale per block of [1, block_rows, block_cols] elements of the quantized tensor:
@@ -105,7 +132,10 @@ struct BlockScaleDequantizeAttributes {
   std::int64_t block_rows = 1;
   std::int64_t block_cols = 128;
 
-  BlockScaleDequantizeAttributes& set_name(std::string n) { name = std::move(n); return *this; }
+  BlockScaleDequantizeAttributes& set_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
   BlockScaleDequantizeAttributes& set_block_size(std::int64_t rows, std::int64_t cols) {
     block_rows = rows;
     block_cols = cols;
@@ -118,7 +148,10 @@ struct BlockScaleQuantizeAttributes {
   std::int64_t block_rows = 1;
   std::int64_t block_cols = 128;
 
-  BlockScaleQuantizeAttributes& set_name(std::string n) { name = std::move(n); return *this; }
+  BlockScaleQuantizeAttributes& set_name(std::string n) {
+    name = std::move(n);
+    return *this;
+  }
   BlockScaleQuantizeAttributes& set_block_size(std::int64_t rows, std::int64_t cols) {
     block_rows = rows;
     block_cols = cols;

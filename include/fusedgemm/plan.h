@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "fusedgemm/decline.h"
 #include "fusedgemm/context.h"
+#include "fusedgemm/decline.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph.h"
 #include "fusedgemm/status.h"
@@ -27,7 +27,7 @@ namespace runtime {
 struct PlanState;
 struct BoundCall;
 struct PlanAccess;
-}
+}  // namespace runtime
 
 enum class Engine : std::uint8_t { kFused, kFallback };
 std::string_view to_string(Engine engine);

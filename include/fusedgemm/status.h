@@ -45,7 +45,7 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_ok() const { return std::holds_alternative<T>(state_); }
@@ -68,31 +68,33 @@ class [[nodiscard]] Result {
 #define FG_CONCAT(a, b) FG_CONCAT_INNER(a, b)
 
 // Propagates a failed Status (or the status of a failed Result) to the caller.
-#define FG_TRY(expr)                                          \
-  do {                                                        \
-    if (auto fg_try_status_ = (expr); !fg_try_status_) {      \
-      return ::fusedgemm::detail::status_of(fg_try_status_);  \
-    }                                                         \
+#define FG_TRY(expr)                                         \
+  do {                                                       \
+    if (auto fg_try_status_ = (expr); !fg_try_status_) {     \
+      return ::fusedgemm::detail::status_of(fg_try_status_); \
+    }                                                        \
   } while (0)
 
 // Unwraps a Result<T> into `lhs` or returns its Status.
-#define FG_ASSIGN_OR_RETURN(lhs, expr)                                \
-  auto FG_CONCAT(fg_result_, __LINE__) = (expr);                      \
-  if (!FG_CONCAT(fg_result_, __LINE__)) {                             \
-    return FG_CONCAT(fg_result_, __LINE__).status();                  \
-  }                                                                   \
+#define FG_ASSIGN_OR_RETURN(lhs, expr)               \
+  auto FG_CONCAT(fg_result_, __LINE__) = (expr);     \
+  if (!FG_CONCAT(fg_result_, __LINE__)) {            \
+    return FG_CONCAT(fg_result_, __LINE__).status(); \
+  }                                                  \
   lhs = std::move(FG_CONCAT(fg_result_, __LINE__)).value()
 
 // Guards a condition on user input; `msg` is only built when the condition fails.
-#define FG_CHECK(cond, code, msg)                 \
-  do {                                            \
-    if (!(cond)) {                                \
-      return ::fusedgemm::Status((code), (msg));  \
-    }                                             \
+#define FG_CHECK(cond, code, msg)                \
+  do {                                           \
+    if (!(cond)) {                               \
+      return ::fusedgemm::Status((code), (msg)); \
+    }                                            \
   } while (0)
 
 namespace fusedgemm::detail {
-inline Status status_of(const Status& s) { return s; }
+inline Status status_of(const Status& s) {
+  return s;
+}
 template <class T>
 Status status_of(const Result<T>& r) {
   return r.status();

@@ -15,13 +15,35 @@ namespace fusedgemm {
 
 class TensorAttributes {
  public:
-  TensorAttributes& set_name(std::string name) { name_ = std::move(name); return *this; }
-  TensorAttributes& set_uid(std::int64_t uid) { uid_ = uid; uid_assigned_ = false; return *this; }
-  TensorAttributes& set_dim(std::vector<std::int64_t> dims) { dims_ = std::move(dims); dims_inferred_ = false; return *this; }
-  TensorAttributes& set_stride(std::vector<std::int64_t> strides) { strides_ = std::move(strides); strides_inferred_ = false; return *this; }
-  TensorAttributes& set_data_type(DataType type) { data_type_ = type; data_type_inferred_ = false; return *this; }
+  TensorAttributes& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
+  TensorAttributes& set_uid(std::int64_t uid) {
+    uid_ = uid;
+    uid_assigned_ = false;
+    return *this;
+  }
+  TensorAttributes& set_dim(std::vector<std::int64_t> dims) {
+    dims_ = std::move(dims);
+    dims_inferred_ = false;
+    return *this;
+  }
+  TensorAttributes& set_stride(std::vector<std::int64_t> strides) {
+    strides_ = std::move(strides);
+    strides_inferred_ = false;
+    return *this;
+  }
+  TensorAttributes& set_data_type(DataType type) {
+    data_type_ = type;
+    data_type_inferred_ = false;
+    return *this;
+  }
   // An output is stored to memory; every other computed tensor stays inside the kernel.
-  TensorAttributes& set_output(bool output) { output_ = output; return *this; }
+  TensorAttributes& set_output(bool output) {
+    output_ = output;
+    return *this;
+  }
 
   const std::string& name() const { return name_; }
   std::optional<std::int64_t> uid() const { return uid_; }

@@ -24,8 +24,7 @@ struct BufferView {
 
   static BufferView address(void* data) { return {data, false, {}, {}, DataType::kNotSet}; }
   static BufferView view(void* data, std::vector<std::int64_t> shape,
-                         std::vector<std::int64_t> stride,
-                         DataType data_type = DataType::kNotSet) {
+                         std::vector<std::int64_t> stride, DataType data_type = DataType::kNotSet) {
     return {data, true, std::move(shape), std::move(stride), data_type};
   }
 };
@@ -36,9 +35,13 @@ class VariantPack {
   VariantPack& set(std::int64_t uid, BufferView buffer);
   VariantPack& set(std::string name, BufferView buffer);
   // A bare address, the common case.
-  VariantPack& set(const Tensor& tensor, void* data) { return set(tensor, BufferView::address(data)); }
+  VariantPack& set(const Tensor& tensor, void* data) {
+    return set(tensor, BufferView::address(data));
+  }
   VariantPack& set(std::int64_t uid, void* data) { return set(uid, BufferView::address(data)); }
-  VariantPack& set(std::string name, void* data) { return set(std::move(name), BufferView::address(data)); }
+  VariantPack& set(std::string name, void* data) {
+    return set(std::move(name), BufferView::address(data));
+  }
 
   // Keyed by uid when `name` is empty, else by name.
   struct Entry {

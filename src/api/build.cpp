@@ -42,7 +42,6 @@ Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& contex
 
 }  // namespace api
 
-
 Result<Plan> build(Graph& graph, const BuildOptions& options) {
   FG_TRY(graph.validate());
   FG_ASSIGN_OR_RETURN(fusion::Analysis analysis, fusion::analyze(graph));
@@ -74,9 +73,8 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   }
   FG_ASSIGN_OR_RETURN(auto kernel, device->load(image));
 
-  return Plan(std::make_shared<const runtime::PlanState>(Engine::kFused, std::nullopt,
-                                                         std::move(device), std::move(kernel),
-                                                         std::move(recipe)));
+  return Plan(std::make_shared<const runtime::PlanState>(
+      Engine::kFused, std::nullopt, std::move(device), std::move(kernel), std::move(recipe)));
 }
 
 }  // namespace fusedgemm

@@ -50,20 +50,11 @@ class Analyzer {
     for (const Node* node : live_) {
       if (decline_) break;
       switch (node->kind) {
-        case NodeKind::kMatmul:
-          break;
-        case NodeKind::kPointwise:
-          add_pointwise(*node);
-          break;
-        case NodeKind::kReduction:
-          add_tap(*node);
-          break;
-        case NodeKind::kBlockScaleQuantize:
-          add_quantized(*node);
-          break;
-        case NodeKind::kBlockScaleDequantize:
-          check_dequantize(*node);
-          break;
+        case NodeKind::kMatmul: break;
+        case NodeKind::kPointwise: add_pointwise(*node); break;
+        case NodeKind::kReduction: add_tap(*node); break;
+        case NodeKind::kBlockScaleQuantize: add_quantized(*node); break;
+        case NodeKind::kBlockScaleDequantize: check_dequantize(*node); break;
       }
     }
     if (!decline_) add_dense_outputs();

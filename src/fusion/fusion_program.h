@@ -83,8 +83,8 @@ enum class EpilogueOp : std::uint8_t { kAccumulator, kAuxLoad, kPointwise };
 struct EpilogueNode {
   std::string name;  // the tensor this value is
   EpilogueOp op = EpilogueOp::kPointwise;
-  int gemm = -1;  // kAccumulator
-  int aux = -1;   // kAuxLoad
+  int gemm = -1;                  // kAccumulator
+  int aux = -1;                   // kAuxLoad
   PointwiseAttributes pointwise;  // kPointwise
   std::vector<int> inputs;        // indices of earlier epilogue nodes
   // A declared data type other than fp32 rounds the running value here.

@@ -51,7 +51,9 @@ int bits_of(DataType type) {
   return 0;
 }
 
-int packing_factor(DataType type) { return type == DataType::kFp4E2M1 ? 2 : 1; }
+int packing_factor(DataType type) {
+  return type == DataType::kFp4E2M1 ? 2 : 1;
+}
 
 bool is_float(DataType type) {
   switch (type) {
@@ -65,8 +67,12 @@ bool is_float(DataType type) {
   }
 }
 
-bool is_integer(DataType type) { return type == DataType::kInt8 || type == DataType::kInt32; }
+bool is_integer(DataType type) {
+  return type == DataType::kInt8 || type == DataType::kInt32;
+}
 
-bool is_fp8(DataType type) { return type == DataType::kFp8E4M3 || type == DataType::kFp8E5M2; }
+bool is_fp8(DataType type) {
+  return type == DataType::kFp8E4M3 || type == DataType::kFp8E5M2;
+}
 
 }  // namespace fusedgemm

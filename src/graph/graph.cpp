@@ -17,32 +17,22 @@ Layout TensorAttributes::layout() const {
 
 std::string_view to_string(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kMatmul:
-      return "matmul";
-    case NodeKind::kPointwise:
-      return "pointwise";
-    case NodeKind::kReduction:
-      return "reduction";
-    case NodeKind::kBlockScaleDequantize:
-      return "block_scale_dequantize";
-    case NodeKind::kBlockScaleQuantize:
-      return "block_scale_quantize";
+    case NodeKind::kMatmul: return "matmul";
+    case NodeKind::kPointwise: return "pointwise";
+    case NodeKind::kReduction: return "reduction";
+    case NodeKind::kBlockScaleDequantize: return "block_scale_dequantize";
+    case NodeKind::kBlockScaleQuantize: return "block_scale_quantize";
   }
   return "unknown";
 }
 
 std::string_view input_port_name(NodeKind kind, std::size_t index) {
   switch (kind) {
-    case NodeKind::kMatmul:
-      return index == 0 ? "A" : "B";
-    case NodeKind::kPointwise:
-      return index == 0 ? "IN_0" : index == 1 ? "IN_1" : "IN_2";
-    case NodeKind::kReduction:
-      return "IN";
-    case NodeKind::kBlockScaleDequantize:
-      return index == 0 ? "X" : "SCALE";
-    case NodeKind::kBlockScaleQuantize:
-      return "X";
+    case NodeKind::kMatmul: return index == 0 ? "A" : "B";
+    case NodeKind::kPointwise: return index == 0 ? "IN_0" : index == 1 ? "IN_1" : "IN_2";
+    case NodeKind::kReduction: return "IN";
+    case NodeKind::kBlockScaleDequantize: return index == 0 ? "X" : "SCALE";
+    case NodeKind::kBlockScaleQuantize: return "X";
   }
   return "IN";
 }

@@ -45,13 +45,14 @@ std::string to_string(const Graph& graph) {
   for (const auto& node : graph.nodes()) {
     for (const auto& t : node.outputs) computed.insert(t.get());
   }
-  std::string out = fmt::format("graph '{}': {} tensors, {} nodes{}\n", graph.name(),
-                                graph.tensors().size(), graph.nodes().size(),
-                                graph.is_validated() ? "" : " (not validated)");
+  std::string out =
+      fmt::format("graph '{}': {} tensors, {} nodes{}\n", graph.name(), graph.tensors().size(),
+                  graph.nodes().size(), graph.is_validated() ? "" : " (not validated)");
   out += "tensors:\n";
   for (const auto& t : graph.tensors()) {
-    const char* kind = !computed.contains(t.get()) ? "input" : t->is_output() ? "output"
-                                                                               : "virtual";
+    const char* kind = !computed.contains(t.get()) ? "input"
+                       : t->is_output()            ? "output"
+                                                   : "virtual";
     out += fmt::format("  {:<7} '{}' uid {} {}:{} {}\n", kind, t->name(),
                        t->uid() ? fmt::format("{}", *t->uid()) : "?", dims(t->dims()),
                        dims(t->strides()), to_string(t->data_type()));

@@ -89,9 +89,10 @@ class GraphValidator {
     std::set<std::string> taken;
     for (const auto& node : graph_.nodes_) {
       if (!node.name.empty() && !taken.insert(node.name).second) {
-        error("node_duplicate_name: node '{}': the name is given to two nodes; legal: unique "
-              "node names",
-              node.name);
+        error(
+            "node_duplicate_name: node '{}': the name is given to two nodes; legal: unique "
+            "node names",
+            node.name);
       }
     }
     for (std::size_t i = 0; i < graph_.nodes_.size(); ++i) {
@@ -201,8 +202,7 @@ class GraphValidator {
 
   static bool attributes_match(const Node& node) {
     switch (node.kind) {
-      case NodeKind::kMatmul:
-        return std::holds_alternative<MatmulAttributes>(node.attributes);
+      case NodeKind::kMatmul: return std::holds_alternative<MatmulAttributes>(node.attributes);
       case NodeKind::kPointwise:
         return std::holds_alternative<PointwiseAttributes>(node.attributes);
       case NodeKind::kReduction:
@@ -218,15 +218,13 @@ class GraphValidator {
   static std::size_t expected_inputs(const Node& node) {
     switch (node.kind) {
       case NodeKind::kMatmul:
-      case NodeKind::kBlockScaleDequantize:
-        return 2;
+      case NodeKind::kBlockScaleDequantize: return 2;
       case NodeKind::kPointwise: {
         const auto* pw = std::get_if<PointwiseAttributes>(&node.attributes);
         return pw ? static_cast<std::size_t>(arity(pw->mode)) : 0;
       }
       case NodeKind::kReduction:
-      case NodeKind::kBlockScaleQuantize:
-        return 1;
+      case NodeKind::kBlockScaleQuantize: return 1;
     }
     return 0;
   }
@@ -461,21 +459,11 @@ class GraphValidator {
       return;
     }
     switch (node.kind) {
-      case NodeKind::kMatmul:
-        infer_matmul(node);
-        break;
-      case NodeKind::kPointwise:
-        infer_pointwise(node);
-        break;
-      case NodeKind::kReduction:
-        infer_reduction(node);
-        break;
-      case NodeKind::kBlockScaleDequantize:
-        infer_dequantize(node);
-        break;
-      case NodeKind::kBlockScaleQuantize:
-        infer_quantize(node);
-        break;
+      case NodeKind::kMatmul: infer_matmul(node); break;
+      case NodeKind::kPointwise: infer_pointwise(node); break;
+      case NodeKind::kReduction: infer_reduction(node); break;
+      case NodeKind::kBlockScaleDequantize: infer_dequantize(node); break;
+      case NodeKind::kBlockScaleQuantize: infer_quantize(node); break;
     }
   }
 

@@ -28,7 +28,9 @@ std::string who(const RoleFacts& role) {
   return fmt::format("role {} '{}'", to_string(role.role), role.name);
 }
 
-std::string seen(const RoleLayout& rv) { return to_string(rv.given); }
+std::string seen(const RoleLayout& rv) {
+  return to_string(rv.given);
+}
 
 template <class Pred>
 int first_role(const CallView& view, Pred pred) noexcept {
@@ -42,8 +44,12 @@ std::string problem_str(const fusion::ProblemShape& p) {
   return fmt::format("batch {} M {} N {} K {}", p.batch, p.m, p.n, p.k);
 }
 
-bool is_tap(const RoleFacts& role) { return role.role == Role::kTap; }
-bool is_aux(const RoleFacts& role) { return role.kind == ParamKind::kAux; }
+bool is_tap(const RoleFacts& role) {
+  return role.role == Role::kTap;
+}
+bool is_aux(const RoleFacts& role) {
+  return role.kind == ParamKind::kAux;
+}
 bool is_scale(const RoleFacts& role) {
   return role.kind == ParamKind::kOperandScale || role.kind == ParamKind::kQuantizedScale;
 }
@@ -89,9 +95,10 @@ int device_current_violation(const Recipe&, const CallView& view) noexcept {
 }
 
 std::string device_current_explain(const Recipe&, const CallView& view, int) {
-  return fmt::format("device_current: plan built for device {} but the current device is {}; "
-                     "legal: make device {} current before the call",
-                     view.plan_ordinal, view.current_ordinal, view.plan_ordinal);
+  return fmt::format(
+      "device_current: plan built for device {} but the current device is {}; "
+      "legal: make device {} current before the call",
+      view.plan_ordinal, view.current_ordinal, view.plan_ordinal);
 }
 
 // --- buffer_missing ---------------------------------------------------------------------
@@ -102,9 +109,10 @@ int buffer_missing_violation(const Recipe&, const CallView& view) noexcept {
 
 std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int role) {
   const auto& r = recipe.roles[role];
-  return fmt::format("buffer_missing: {}: no buffer (uid {}) in the variant pack, or a null "
-                     "address; legal: a buffer for every tensor of the plan",
-                     who(r), recipe.slots[r.slot].uid);
+  return fmt::format(
+      "buffer_missing: {}: no buffer (uid {}) in the variant pack, or a null "
+      "address; legal: a buffer for every tensor of the plan",
+      who(r), recipe.slots[r.slot].uid);
 }
 
 // --- view_rank --------------------------------------------------------------------------
@@ -153,9 +161,10 @@ int tap_element_width_violation(const Recipe& recipe, const CallView& view) noex
 
 std::string tap_element_width_explain(const Recipe& recipe, const CallView& view, int role) {
   const DataType t = view.layout->roles[role].data_type;
-  return fmt::format("tap_element_width: {}: elements of {} bytes ({}); legal: 4-byte elements "
-                     "(fp32), the accumulator's width",
-                     who(recipe.roles[role]), bits_of(t) / 8.0, to_string(t));
+  return fmt::format(
+      "tap_element_width: {}: elements of {} bytes ({}); legal: 4-byte elements "
+      "(fp32), the accumulator's width",
+      who(recipe.roles[role]), bits_of(t) / 8.0, to_string(t));
 }
 
 // --- batch ------------------------------------------------------------------------------
@@ -181,7 +190,8 @@ std::string batch_explain(const Recipe& recipe, const CallView& view, int role) 
                                 ? fmt::format("{}, the call's batch", b)
                                 : fmt::format("1 (broadcast) or {}, the call's batch", b);
   return fmt::format("batch: {}: batch {} in {}; legal: {}", who(r),
-                     view.layout->roles[role].kernel.shape[0], seen(view.layout->roles[role]), legal);
+                     view.layout->roles[role].kernel.shape[0], seen(view.layout->roles[role]),
+                     legal);
 }
 
 // --- extent -----------------------------------------------------------------------------
@@ -197,11 +207,11 @@ std::string extent_explain(const Recipe& recipe, const CallView& view, int role)
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
   const int axis = bad_extent_axis(r, rv, view.layout->problem);
-  const std::string legal =
-      rv.kernel.shape[axis] < 1
-          ? std::string("an extent of at least 1")
-          : fmt::format("{} for the call's {}", expected_extent(r.shape[axis], view.layout->problem),
-                        problem_str(view.layout->problem));
+  const std::string legal = rv.kernel.shape[axis] < 1
+                                ? std::string("an extent of at least 1")
+                                : fmt::format("{} for the call's {}",
+                                              expected_extent(r.shape[axis], view.layout->problem),
+                                              problem_str(view.layout->problem));
   return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {}", who(r),
                      axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
                      to_string(rv.kernel.shape), legal);
@@ -215,7 +225,9 @@ namespace {
 constexpr std::int64_t kMaxGridYZ = 65535;
 constexpr std::int64_t kMaxGridX = 2147483647;
 
-std::int64_t tiles(std::int64_t extent, int tile) { return (extent + tile - 1) / tile; }
+std::int64_t tiles(std::int64_t extent, int tile) {
+  return (extent + tile - 1) / tile;
+}
 }  // namespace
 
 int grid_extent_violation(const Recipe& recipe, const CallView& view) noexcept {
@@ -227,11 +239,11 @@ int grid_extent_violation(const Recipe& recipe, const CallView& view) noexcept {
 
 std::string grid_extent_explain(const Recipe& recipe, const CallView& view, int) {
   const auto& p = view.layout->problem;
-  return fmt::format("grid_extent: the call's {} needs a grid of ({}, {}, {}) CTAs of {}x{}; "
-                     "legal: M <= {} and batch <= {}",
-                     problem_str(p), tiles(p.n, recipe.config.tile_n),
-                     tiles(p.m, recipe.config.tile_m), p.batch, recipe.config.tile_m,
-                     recipe.config.tile_n, kMaxGridYZ * recipe.config.tile_m, kMaxGridYZ);
+  return fmt::format(
+      "grid_extent: the call's {} needs a grid of ({}, {}, {}) CTAs of {}x{}; "
+      "legal: M <= {} and batch <= {}",
+      problem_str(p), tiles(p.n, recipe.config.tile_n), tiles(p.m, recipe.config.tile_m), p.batch,
+      recipe.config.tile_m, recipe.config.tile_n, kMaxGridYZ * recipe.config.tile_m, kMaxGridYZ);
 }
 
 // --- aux_broadcast ----------------------------------------------------------------------
@@ -247,11 +259,12 @@ std::string aux_broadcast_explain(const Recipe& recipe, const CallView& view, in
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
   const int axis = bad_extent_axis(r, rv, view.layout->problem);
-  return fmt::format("aux_broadcast: {}: {} extent {} in {} for a {} broadcast; legal: dims [*, "
-                     "{}, {}] for the call's {}",
-                     who(r), axis == 1 ? "M" : "N", rv.kernel.shape[axis], seen(rv),
-                     fusion::to_string(r.broadcast), expected_extent(r.shape[1], view.layout->problem),
-                     expected_extent(r.shape[2], view.layout->problem), problem_str(view.layout->problem));
+  return fmt::format(
+      "aux_broadcast: {}: {} extent {} in {} for a {} broadcast; legal: dims [*, "
+      "{}, {}] for the call's {}",
+      who(r), axis == 1 ? "M" : "N", rv.kernel.shape[axis], seen(rv),
+      fusion::to_string(r.broadcast), expected_extent(r.shape[1], view.layout->problem),
+      expected_extent(r.shape[2], view.layout->problem), problem_str(view.layout->problem));
 }
 
 // --- major ------------------------------------------------------------------------------
@@ -267,10 +280,11 @@ int major_violation(const Recipe& recipe, const CallView& view) noexcept {
 std::string major_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
-  return fmt::format("major: {}: {} stride {} in {}; legal: unit stride on {} (the plan was "
-                     "built {}-major)",
-                     who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis],
-                     seen(rv), axis_name(r, r.contiguous_axis), axis_name(r, r.contiguous_axis));
+  return fmt::format(
+      "major: {}: {} stride {} in {}; legal: unit stride on {} (the plan was "
+      "built {}-major)",
+      who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis], seen(rv),
+      axis_name(r, r.contiguous_axis), axis_name(r, r.contiguous_axis));
 }
 
 // --- contiguous_extent ------------------------------------------------------------------
@@ -286,18 +300,20 @@ int contiguous_extent_violation(const Recipe& recipe, const CallView& view) noex
 std::string contiguous_extent_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   const auto extent = view.layout->roles[role].kernel.shape[r.contiguous_axis];
-  return fmt::format("contiguous_extent: {}: contiguous {} extent {} is not a multiple of {}; "
-                     "legal: {} a multiple of {} ({} bytes of {}, one TMA granule)",
-                     who(r), axis_name(r, r.contiguous_axis), extent, r.contiguous_modulus,
-                     axis_name(r, r.contiguous_axis), r.contiguous_modulus, kTmaGranuleBytes,
-                     to_string(r.data_type));
+  return fmt::format(
+      "contiguous_extent: {}: contiguous {} extent {} is not a multiple of {}; "
+      "legal: {} a multiple of {} ({} bytes of {}, one TMA granule)",
+      who(r), axis_name(r, r.contiguous_axis), extent, r.contiguous_modulus,
+      axis_name(r, r.contiguous_axis), r.contiguous_modulus, kTmaGranuleBytes,
+      to_string(r.data_type));
 }
 
 // --- stride_alignment -------------------------------------------------------------------
 
 int stride_alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    return recipe.roles[i].tma && misaligned_stride_axis(recipe.roles[i], view.layout->roles[i]) >= 0;
+    return recipe.roles[i].tma &&
+           misaligned_stride_axis(recipe.roles[i], view.layout->roles[i]) >= 0;
   });
 }
 
@@ -305,13 +321,13 @@ std::string stride_alignment_explain(const Recipe& recipe, const CallView& view,
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
   const int axis = misaligned_stride_axis(r, rv);
-  return fmt::format("stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
-                     "non-negative strides, non-unit ones a multiple of {} bytes ({} elements "
-                     "of {})",
-                     who(r), axis_name(r, axis), rv.kernel.stride[axis],
-                     stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv),
-                     kTmaGranuleBytes, contiguous_extent_modulus(r.data_type),
-                     to_string(r.data_type));
+  return fmt::format(
+      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
+      "non-negative strides, non-unit ones a multiple of {} bytes ({} elements "
+      "of {})",
+      who(r), axis_name(r, axis), rv.kernel.stride[axis],
+      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes,
+      contiguous_extent_modulus(r.data_type), to_string(r.data_type));
 }
 
 // --- alignment --------------------------------------------------------------------------
@@ -327,10 +343,10 @@ int alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
 std::string alignment_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   const auto address = reinterpret_cast<std::uintptr_t>(view.data[role]);
-  return fmt::format("alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
-                     "a base address aligned to {} bytes",
-                     who(r), address, address % r.alignment_bytes, r.alignment_bytes,
-                     r.alignment_bytes);
+  return fmt::format(
+      "alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
+      "a base address aligned to {} bytes",
+      who(r), address, address % r.alignment_bytes, r.alignment_bytes, r.alignment_bytes);
 }
 
 // --- buffer_overlap ---------------------------------------------------------------------
@@ -361,8 +377,8 @@ constexpr std::int64_t kMaxExactElements = std::int64_t{1} << 22;
 
 // Exact when both roles have one element width and their bases differ by whole elements;
 // any other overlap of address ranges counts as sharing memory.
-bool share_elements(const RoleFacts& ra, const RoleLayout& la, const void* a,
-                    const RoleFacts& rb, const RoleLayout& lb, const void* b) noexcept {
+bool share_elements(const RoleFacts& ra, const RoleLayout& la, const void* a, const RoleFacts& rb,
+                    const RoleLayout& lb, const void* b) noexcept {
   const int bits = bits_of(ra.data_type);
   if (bits != bits_of(rb.data_type) || bits < 8) return true;
   const std::int64_t width = bits / 8;
@@ -424,11 +440,12 @@ int buffer_overlap_violation(const Recipe& recipe, const CallView& view) noexcep
 
 std::string buffer_overlap_explain(const Recipe& recipe, const CallView& view, int role) {
   const int other = overlapped_by(recipe, view, role);
-  return fmt::format("buffer_overlap: {}: {} at {} shares memory with {} {} at {}; legal: "
-                     "written buffers disjoint from every other buffer (an aux may alias an "
-                     "output of the same layout, read in place)",
-                     who(recipe.roles[role]), seen(view.layout->roles[role]), view.data[role],
-                     who(recipe.roles[other]), seen(view.layout->roles[other]), view.data[other]);
+  return fmt::format(
+      "buffer_overlap: {}: {} at {} shares memory with {} {} at {}; legal: "
+      "written buffers disjoint from every other buffer (an aux may alias an "
+      "output of the same layout, read in place)",
+      who(recipe.roles[role]), seen(view.layout->roles[role]), view.data[role],
+      who(recipe.roles[other]), seen(view.layout->roles[other]), view.data[other]);
 }
 
 // --- output_aliasing --------------------------------------------------------------------
@@ -440,9 +457,10 @@ int output_aliasing_violation(const Recipe& recipe, const CallView& view) noexce
 }
 
 std::string output_aliasing_explain(const Recipe& recipe, const CallView& view, int role) {
-  return fmt::format("output_aliasing: {}: layout {} reaches one element from two index tuples; "
-                     "legal: each axis's stride clears the span of the axes below it",
-                     who(recipe.roles[role]), seen(view.layout->roles[role]));
+  return fmt::format(
+      "output_aliasing: {}: layout {} reaches one element from two index tuples; "
+      "legal: each axis's stride clears the span of the axes below it",
+      who(recipe.roles[role]), seen(view.layout->roles[role]));
 }
 
 // --- layout_group -----------------------------------------------------------------------
@@ -451,7 +469,8 @@ namespace {
 // The first member of a group whose layout differs from the group's first, or -1.
 int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
   for (std::size_t j = 1; j < group.size(); ++j) {
-    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel)) return group[j];
+    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel))
+      return group[j];
   }
   return -1;
 }
@@ -468,10 +487,11 @@ std::string layout_group_explain(const Recipe& recipe, const CallView& view, int
   for (const auto& group : recipe.layout_groups) {
     if (group_breaker(group, view) != role) continue;
     const auto& first = recipe.roles[group[0]];
-    return fmt::format("layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
-                       "every matmul share one layout (one kernel walks them together)",
-                       who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
-                       seen(view.layout->roles[group[0]]), to_string(first.role));
+    return fmt::format(
+        "layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
+        "every matmul share one layout (one kernel walks them together)",
+        who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
+        seen(view.layout->roles[group[0]]), to_string(first.role));
   }
   return "layout_group: no group broken";
 }
@@ -489,11 +509,11 @@ int scale_layout_violation(const Recipe& recipe, const CallView& view) noexcept 
 
 std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& g = view.layout->roles[role].given;
-  return fmt::format("scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
-                     "dense run ({} elements, {} bytes)",
-                     who(recipe.roles[role]), to_string(g), g.span(), g.element_count(),
-                     g.element_count(),
-                     bytes_of(recipe.roles[role].data_type, g.element_count()));
+  return fmt::format(
+      "scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
+      "dense run ({} elements, {} bytes)",
+      who(recipe.roles[role]), to_string(g), g.span(), g.element_count(), g.element_count(),
+      bytes_of(recipe.roles[role].data_type, g.element_count()));
 }
 
 // --- workspace --------------------------------------------------------------------------

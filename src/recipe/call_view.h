@@ -18,9 +18,9 @@ inline constexpr int kMaxRoles = kernels::kMaxKernelBuffers;
 
 // What a role's buffer looks like in one call. Fixed once a pack is bound.
 struct RoleLayout {
-  int rank = kRank;  // as the caller gave it
-  Layout given;      // declared axis order, leading axes of extent 1 added
-  Layout kernel;     // kernel axis order
+  int rank = kRank;                        // as the caller gave it
+  Layout given;                            // declared axis order, leading axes of extent 1 added
+  Layout kernel;                           // kernel axis order
   DataType data_type = DataType::kNotSet;  // as the view said
 };
 

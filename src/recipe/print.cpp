@@ -43,8 +43,8 @@ std::string to_string(const Recipe& recipe) {
   for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
     const auto& r = recipe.roles[i];
     out += fmt::format(
-        "  {:>2}: {:<6} '{}' uid {} {} shape [{}, {}, {}] batch {} kernel axes ({}, {}, {})",
-        i, fusedgemm::to_string(r.role), r.name, recipe.slots[r.slot].uid,
+        "  {:>2}: {:<6} '{}' uid {} {} shape [{}, {}, {}] batch {} kernel axes ({}, {}, {})", i,
+        fusedgemm::to_string(r.role), r.name, recipe.slots[r.slot].uid,
         fusedgemm::to_string(r.data_type), axis_rule(r.shape[0]), axis_rule(r.shape[1]),
         axis_rule(r.shape[2]), to_string(r.batch), r.kernel_axes[0], r.kernel_axes[1],
         r.kernel_axes[2]);

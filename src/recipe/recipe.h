@@ -53,8 +53,8 @@ struct RoleFacts {
   int slot = 0;   // the bound-pack slot (one per buffer) the role reads
   std::string name;
   DataType data_type = DataType::kNotSet;
-  int packing = 1;              // elements per byte-sized unit (2 for fp4)
-  Layout declared;              // as declared, declared axis order
+  int packing = 1;                              // elements per byte-sized unit (2 for fp4)
+  Layout declared;                              // as declared, declared axis order
   std::array<int, kRank> kernel_axes{0, 1, 2};  // kernel axis i is declared axis kernel_axes[i]
   std::array<AxisRule, kRank> shape;            // per kernel axis
   BatchRule batch = BatchRule::kFull;

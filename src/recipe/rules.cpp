@@ -327,9 +327,8 @@ constexpr std::array kRules = {
          gemm_count_explain},
     Rule{"operand_data_type", RuleScope::kBuild, "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
          operand_type_violation, operand_type_explain},
-    Rule{"layout_group_major", RuleScope::kBuild,
-         "the same role of several matmuls has one major", group_major_violation,
-         group_major_explain},
+    Rule{"layout_group_major", RuleScope::kBuild, "the same role of several matmuls has one major",
+         group_major_violation, group_major_explain},
     Rule{"operand_major_8bit", RuleScope::kBuild, "8-bit and 4-bit operands are K-major",
          operand_major_violation, operand_major_explain},
     Rule{"block_scale_shape", RuleScope::kBuild,
@@ -348,10 +347,12 @@ constexpr std::array kRules = {
     Rule{"quantized_block_shape", RuleScope::kBuild,
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},
-    // Call: every execute and explain walks these, in this order.
-#define FG_CALL_ROW(name, per_call, legal)                                            \
-  Rule{#name, RuleScope::kCall, legal, nullptr, nullptr, call_rules::name##_violation, \
-       call_rules::name##_explain, per_call}
+// Call: every execute and explain walks these, in this order.
+#define FG_CALL_ROW(name, per_call, legal)                                          \
+  Rule {                                                                            \
+#name, RuleScope::kCall, legal, nullptr, nullptr, call_rules::name##_violation, \
+        call_rules::name##_explain, per_call                                        \
+  }
     FG_CALL_ROW(device_current, true, "the plan's device is the current device"),
     FG_CALL_ROW(buffer_missing, true, "a non-null buffer for every tensor of the plan"),
     FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
@@ -363,10 +364,13 @@ constexpr std::array kRules = {
                 "the launch grid fits CUDA's limits (M <= 65535 tiles, batch <= 65535)"),
     FG_CALL_ROW(aux_broadcast, false, "aux extents fit the declared broadcast mode"),
     FG_CALL_ROW(major, false, "unit stride on the axis the plan was built contiguous in"),
-    FG_CALL_ROW(contiguous_extent, false, "the contiguous extent of TMA-read roles is 16-byte aligned"),
-    FG_CALL_ROW(stride_alignment, false, "non-unit strides of TMA-read roles are 16-byte multiples"),
-    FG_CALL_ROW(alignment, true,
-                "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
+    FG_CALL_ROW(contiguous_extent, false,
+                "the contiguous extent of TMA-read roles is 16-byte aligned"),
+    FG_CALL_ROW(stride_alignment, false,
+                "non-unit strides of TMA-read roles are 16-byte multiples"),
+    FG_CALL_ROW(
+        alignment, true,
+        "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
     FG_CALL_ROW(output_aliasing, false, "no output or tap layout reaches one element twice"),
     FG_CALL_ROW(buffer_overlap, true, "written buffers share no memory with any other buffer"),
     FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),

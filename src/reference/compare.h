@@ -20,7 +20,7 @@ double relative_tolerance(DataType type);
 struct Comparison {
   double relative_error = 0.0;
   double tolerance = 0.0;
-  std::int64_t nan_count = 0;      // non-finite values written where the reference is finite
+  std::int64_t nan_count = 0;  // non-finite values written where the reference is finite
   std::int64_t element_count = 0;
   bool passed() const { return nan_count == 0 && relative_error <= tolerance; }
   std::string summary() const;  // "rel_err 2.1e-03 (tol 1.0e-02), 0 NaN of 4096"

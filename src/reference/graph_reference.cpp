@@ -49,104 +49,66 @@ double sigmoid(double x) {
 
 double pointwise(const PointwiseAttributes& p, double x, double y, double z) {
   switch (p.mode) {
-    case PointwiseMode::kIdentity:
-      return x;
+    case PointwiseMode::kIdentity: return x;
     case PointwiseMode::kRelu: {
       const double lower = p.relu_lower_clip.value_or(0.0f);
       const double slope = p.relu_lower_clip_slope.value_or(0.0f);
       const double upper = p.relu_upper_clip ? double{*p.relu_upper_clip} : kInf;
       return x > lower ? std::min(x, upper) : lower + slope * (x - lower);
     }
-    case PointwiseMode::kGeluErf:
-      return x * 0.5 * (1 + std::erf(x / std::numbers::sqrt2));
+    case PointwiseMode::kGeluErf: return x * 0.5 * (1 + std::erf(x / std::numbers::sqrt2));
     case PointwiseMode::kGeluTanh: {
       const double k = std::sqrt(2 / std::numbers::pi);
       return x * 0.5 * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
     }
-    case PointwiseMode::kSilu:
-      return x * sigmoid(p.swish_beta.value_or(1.0f) * x);
-    case PointwiseMode::kSigmoid:
-      return sigmoid(x);
-    case PointwiseMode::kTanh:
-      return std::tanh(x);
-    case PointwiseMode::kExp:
-      return std::exp(x);
-    case PointwiseMode::kLog:
-      return std::log(x);
-    case PointwiseMode::kAbs:
-      return std::fabs(x);
-    case PointwiseMode::kNeg:
-      return -x;
-    case PointwiseMode::kSqrt:
-      return std::sqrt(x);
-    case PointwiseMode::kRsqrt:
-      return 1 / std::sqrt(x);
-    case PointwiseMode::kReciprocal:
-      return 1 / x;
-    case PointwiseMode::kSquare:
-      return x * x;
-    case PointwiseMode::kAdd:
-      return x + y;
-    case PointwiseMode::kSub:
-      return x - y;
-    case PointwiseMode::kMul:
-      return x * y;
-    case PointwiseMode::kDiv:
-      return x / y;
-    case PointwiseMode::kMax:
-      return max_of(x, y);
-    case PointwiseMode::kMin:
-      return min_of(x, y);
-    case PointwiseMode::kPow:
-      return std::pow(x, y);
-    case PointwiseMode::kCmpGt:
-      return x > y ? 1 : 0;
-    case PointwiseMode::kCmpGe:
-      return x >= y ? 1 : 0;
-    case PointwiseMode::kCmpLt:
-      return x < y ? 1 : 0;
-    case PointwiseMode::kCmpLe:
-      return x <= y ? 1 : 0;
-    case PointwiseMode::kCmpEq:
-      return x == y ? 1 : 0;
-    case PointwiseMode::kCmpNe:
-      return x != y ? 1 : 0;
-    case PointwiseMode::kSelect:
-      return z != 0 ? x : y;
+    case PointwiseMode::kSilu: return x * sigmoid(p.swish_beta.value_or(1.0f) * x);
+    case PointwiseMode::kSigmoid: return sigmoid(x);
+    case PointwiseMode::kTanh: return std::tanh(x);
+    case PointwiseMode::kExp: return std::exp(x);
+    case PointwiseMode::kLog: return std::log(x);
+    case PointwiseMode::kAbs: return std::fabs(x);
+    case PointwiseMode::kNeg: return -x;
+    case PointwiseMode::kSqrt: return std::sqrt(x);
+    case PointwiseMode::kRsqrt: return 1 / std::sqrt(x);
+    case PointwiseMode::kReciprocal: return 1 / x;
+    case PointwiseMode::kSquare: return x * x;
+    case PointwiseMode::kAdd: return x + y;
+    case PointwiseMode::kSub: return x - y;
+    case PointwiseMode::kMul: return x * y;
+    case PointwiseMode::kDiv: return x / y;
+    case PointwiseMode::kMax: return max_of(x, y);
+    case PointwiseMode::kMin: return min_of(x, y);
+    case PointwiseMode::kPow: return std::pow(x, y);
+    case PointwiseMode::kCmpGt: return x > y ? 1 : 0;
+    case PointwiseMode::kCmpGe: return x >= y ? 1 : 0;
+    case PointwiseMode::kCmpLt: return x < y ? 1 : 0;
+    case PointwiseMode::kCmpLe: return x <= y ? 1 : 0;
+    case PointwiseMode::kCmpEq: return x == y ? 1 : 0;
+    case PointwiseMode::kCmpNe: return x != y ? 1 : 0;
+    case PointwiseMode::kSelect: return z != 0 ? x : y;
   }
   return kNan;
 }
 
 double reduction_identity(ReductionMode mode) {
   switch (mode) {
-    case ReductionMode::kMax:
-      return -kInf;
-    case ReductionMode::kMin:
-      return kInf;
-    case ReductionMode::kMul:
-      return 1;
-    default:
-      return 0;  // add, amax, avg, norm1, norm2
+    case ReductionMode::kMax: return -kInf;
+    case ReductionMode::kMin: return kInf;
+    case ReductionMode::kMul: return 1;
+    default: return 0;  // add, amax, avg, norm1, norm2
   }
 }
 
 double reduction_step(ReductionMode mode, double acc, double x) {
   switch (mode) {
     case ReductionMode::kAdd:
-    case ReductionMode::kAvg:
-      return acc + x;
-    case ReductionMode::kMax:
-      return max_of(acc, x);
-    case ReductionMode::kMin:
-      return min_of(acc, x);
-    case ReductionMode::kAmax:
-      return max_of(acc, std::fabs(x));
-    case ReductionMode::kMul:
-      return acc * x;
-    case ReductionMode::kNorm1:
-      return acc + std::fabs(x);
-    case ReductionMode::kNorm2:
-      return acc + x * x;
+    case ReductionMode::kAvg: return acc + x;
+    case ReductionMode::kMax: return max_of(acc, x);
+    case ReductionMode::kMin: return min_of(acc, x);
+    case ReductionMode::kAmax: return max_of(acc, std::fabs(x));
+    case ReductionMode::kMul: return acc * x;
+    case ReductionMode::kNorm1: return acc + std::fabs(x);
+    case ReductionMode::kNorm2: return acc + x * x;
   }
   return kNan;
 }
@@ -173,21 +135,11 @@ class Evaluator {
   void run() {
     for (const Node& node : graph_.nodes()) {
       switch (node.kind) {
-        case NodeKind::kMatmul:
-          matmul(node);
-          break;
-        case NodeKind::kPointwise:
-          pointwise_node(node);
-          break;
-        case NodeKind::kReduction:
-          reduction(node);
-          break;
-        case NodeKind::kBlockScaleDequantize:
-          dequantize(node);
-          break;
-        case NodeKind::kBlockScaleQuantize:
-          quantize(node);
-          break;
+        case NodeKind::kMatmul: matmul(node); break;
+        case NodeKind::kPointwise: pointwise_node(node); break;
+        case NodeKind::kReduction: reduction(node); break;
+        case NodeKind::kBlockScaleDequantize: dequantize(node); break;
+        case NodeKind::kBlockScaleQuantize: quantize(node); break;
       }
     }
   }

@@ -12,7 +12,9 @@ namespace {
 
 using fusion::ProblemShape;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Dense strides in the declared order of strides: the axis with the smallest stride stays
 // the fastest, so a K-major operand stays K-major.
@@ -74,10 +76,10 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
     const std::optional<bool> axis2 =
         a ? size.a_k_major
           : (size.b_k_major ? std::optional<bool>(!*size.b_k_major) : std::nullopt);
-    FG_TRY(redeclare(op.buffer,
-                     a ? Dims{batch_of(op.buffer), want.m, want.k}
-                       : Dims{batch_of(op.buffer), want.k, want.n},
-                     major_order(axis2)));
+    FG_TRY(redeclare(
+        op.buffer,
+        a ? Dims{batch_of(op.buffer), want.m, want.k} : Dims{batch_of(op.buffer), want.k, want.n},
+        major_order(axis2)));
     if (op.block_scale) {
       const auto& s = *op.block_scale;
       const std::int64_t rows = a ? want.m : want.k;
@@ -88,19 +90,19 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   }
   for (const auto& aux : p.aux) {
     const auto& d = p.buffers[aux.buffer].layout.shape;
-    FG_TRY(redeclare(aux.buffer, {batch_of(aux.buffer), keep_one(d[1], want.m),
-                                  keep_one(d[2], want.n)}));
+    FG_TRY(redeclare(aux.buffer,
+                     {batch_of(aux.buffer), keep_one(d[1], want.m), keep_one(d[2], want.n)}));
   }
   for (const auto& out : p.outputs) FG_TRY(redeclare(out.buffer, {want.batch, want.m, want.n}));
   for (const auto& tap : p.taps) {
     const auto& d = p.buffers[tap.buffer].layout.shape;
-    FG_TRY(redeclare(tap.buffer, {keep_one(d[0], want.batch), keep_one(d[1], want.m),
-                                  keep_one(d[2], want.n)}));
+    FG_TRY(redeclare(tap.buffer,
+                     {keep_one(d[0], want.batch), keep_one(d[1], want.m), keep_one(d[2], want.n)}));
   }
   for (const auto& q : p.quantized_outputs) {
     FG_TRY(redeclare(q.buffer, {want.batch, want.m, want.n}));
-    FG_TRY(redeclare(q.scale_buffer, {want.batch, ceil_div(want.m, q.block_rows),
-                                      ceil_div(want.n, q.block_cols)}));
+    FG_TRY(redeclare(q.scale_buffer,
+                     {want.batch, ceil_div(want.m, q.block_rows), ceil_div(want.n, q.block_cols)}));
   }
   return graph.validate();
 }

@@ -268,10 +268,8 @@ ErrorCode opening_error_code(CUresult result) {
     case CUDA_ERROR_DEVICE_NOT_LICENSED:
     case CUDA_ERROR_STUB_LIBRARY:
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-      return ErrorCode::kUnavailable;
-    default:
-      return ErrorCode::kDriver;
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return ErrorCode::kUnavailable;
+    default: return ErrorCode::kDriver;
   }
 }
 

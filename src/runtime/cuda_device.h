@@ -55,8 +55,8 @@ class CudaDevice final : public Device {
   Status fill(const Fill32& fill, Stream stream) noexcept override;
   // cuLaunchKernelEx with `args` as the kernel's only parameter, by value; a cluster of more
   // than one CTA adds the cluster-dimension attribute. Allocates nothing unless it fails.
-  Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                kernels::KernelArgs& args, Stream stream) noexcept override;
+  Status launch(const LoadedKernel& kernel, const LaunchConfig& config, kernels::KernelArgs& args,
+                Stream stream) noexcept override;
   // Encodes the kernel's TMA descriptors into args.tma.
   Status prepare(const LoadedKernel& kernel, kernels::KernelArgs& args) noexcept override;
   // cuLaunchKernelEx with the descriptors prepare() encoded.

@@ -61,7 +61,9 @@ std::int64_t offset(const BufferArg& arg, std::int64_t i0, std::int64_t i1, std:
   return i0 * arg.stride[0] + i1 * arg.stride[1] + i2 * arg.stride[2];
 }
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 
 float apply(const PointwiseAttributes& pw, const float* in) {
   const float x = in[0];
@@ -234,8 +236,7 @@ class Interpreter {
       *word = combine(t.mode, *word, values_[t.value], inv_count(a));
     }
     for (std::size_t i = 0; i < p_.quantized_outputs.size(); ++i) {
-      quantize_input_[i][(b * args_.m + m) * args_.n + n] =
-          values_[p_.quantized_outputs[i].value];
+      quantize_input_[i][(b * args_.m + m) * args_.n + n] = values_[p_.quantized_outputs[i].value];
     }
   }
 
@@ -281,8 +282,7 @@ class Interpreter {
             const float* row = &in[(b * args_.m + m) * args_.n];
             float amax = 0.0f;
             for (std::int64_t n = n0; n < n1; ++n) amax = std::fmax(amax, std::fabs(row[n]));
-            float sc = amax == 0.0f ? 1.0f
-                                    : static_cast<float>(amax / numeric::max_finite(ty));
+            float sc = amax == 0.0f ? 1.0f : static_cast<float>(amax / numeric::max_finite(ty));
             sc = numeric::round_to(ts, sc);
             numeric::store(ts, s.data, offset(s, b, m / q.block_rows, n0 / q.block_cols), sc);
             for (std::int64_t n = n0; n < n1; ++n) {
@@ -306,8 +306,7 @@ class Interpreter {
 
 Result<std::shared_ptr<const LoadedKernel>> HostDevice::load(const KernelImage& image) {
   FG_CHECK(image.program != nullptr, ErrorCode::kInvalidArgument,
-           fmt::format("host device: kernel '{}' has no fusion program to interpret",
-                       image.entry));
+           fmt::format("host device: kernel '{}' has no fusion program to interpret", image.entry));
   return std::shared_ptr<const LoadedKernel>(
       std::make_shared<HostKernel>(image.program, image.params));
 }
@@ -340,7 +339,9 @@ Status HostDevice::launch(const LoadedKernel& kernel, const LaunchConfig&,
 
 namespace fusedgemm {
 
-std::shared_ptr<Device> make_host_device() { return std::make_shared<runtime::HostDevice>(); }
+std::shared_ptr<Device> make_host_device() {
+  return std::make_shared<runtime::HostDevice>();
+}
 
 std::shared_ptr<Device> default_device() {
   auto cuda = make_cuda_device(0);

@@ -19,8 +19,8 @@ class HostDevice final : public Device {
 
   Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) override;
   Status fill(const Fill32& fill, Stream stream) noexcept override;
-  Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                kernels::KernelArgs& args, Stream stream) noexcept override;
+  Status launch(const LoadedKernel& kernel, const LaunchConfig& config, kernels::KernelArgs& args,
+                Stream stream) noexcept override;
 };
 
 }  // namespace fusedgemm::runtime

@@ -32,12 +32,9 @@ struct MiniFloat {
   // Codes grow with magnitude, so this bounds every finite magnitude code.
   constexpr std::uint32_t max_code() const {
     switch (specials) {
-      case Specials::kIeee:
-        return ((exp_mask() - 1) << man_bits) | man_mask();
-      case Specials::kAllOnesNan:
-        return (exp_mask() << man_bits) | (man_mask() - 1);
-      case Specials::kNone:
-        return (exp_mask() << man_bits) | man_mask();
+      case Specials::kIeee: return ((exp_mask() - 1) << man_bits) | man_mask();
+      case Specials::kAllOnesNan: return (exp_mask() << man_bits) | (man_mask() - 1);
+      case Specials::kNone: return (exp_mask() << man_bits) | man_mask();
     }
     return 0;
   }
@@ -56,20 +53,13 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 const MiniFloat* format_of(DataType type) noexcept {
   switch (type) {
-    case DataType::kFloat32:
-      return &kFp32Format;
-    case DataType::kFloat16:
-      return &kFp16Format;
-    case DataType::kBFloat16:
-      return &kBf16Format;
-    case DataType::kFp8E4M3:
-      return &kE4M3Format;
-    case DataType::kFp8E5M2:
-      return &kE5M2Format;
-    case DataType::kFp4E2M1:
-      return &kE2M1Format;
-    default:
-      return nullptr;
+    case DataType::kFloat32: return &kFp32Format;
+    case DataType::kFloat16: return &kFp16Format;
+    case DataType::kBFloat16: return &kBf16Format;
+    case DataType::kFp8E4M3: return &kE4M3Format;
+    case DataType::kFp8E5M2: return &kE5M2Format;
+    case DataType::kFp4E2M1: return &kE2M1Format;
+    default: return nullptr;
   }
 }
 
@@ -159,19 +149,15 @@ std::int64_t to_integer(double value, std::int64_t lo, std::int64_t hi) noexcept
 int storage_bytes(DataType type) noexcept {
   switch (type) {
     case DataType::kFloat32:
-    case DataType::kInt32:
-      return 4;
+    case DataType::kInt32: return 4;
     case DataType::kFloat16:
-    case DataType::kBFloat16:
-      return 2;
+    case DataType::kBFloat16: return 2;
     case DataType::kFp8E4M3:
     case DataType::kFp8E5M2:
     case DataType::kE8M0:
-    case DataType::kInt8:
-      return 1;
+    case DataType::kInt8: return 1;
     case DataType::kFp4E2M1:  // a nibble; load_code and store_code handle it
-    case DataType::kNotSet:
-      return 0;
+    case DataType::kNotSet: return 0;
   }
   return 0;
 }
@@ -210,32 +196,23 @@ void store_code(DataType type, void* base, std::int64_t element_index,
 std::uint32_t encode(DataType type, double value) noexcept {
   if (const MiniFloat* f = format_of(type)) return encode_mini(*f, value);
   switch (type) {
-    case DataType::kE8M0:
-      return encode_e8m0(value);
-    case DataType::kInt8:
-      return static_cast<std::uint32_t>(to_integer(value, -128, 127)) & 0xFFu;
+    case DataType::kE8M0: return encode_e8m0(value);
+    case DataType::kInt8: return static_cast<std::uint32_t>(to_integer(value, -128, 127)) & 0xFFu;
     case DataType::kInt32:
       return static_cast<std::uint32_t>(to_integer(value, std::numeric_limits<std::int32_t>::min(),
                                                    std::numeric_limits<std::int32_t>::max()));
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
 double decode_double(DataType type, std::uint32_t code) noexcept {
   switch (type) {
-    case DataType::kFloat32:
-      return std::bit_cast<float>(code);
-    case DataType::kE8M0:
-      return decode_e8m0(code);
-    case DataType::kInt8:
-      return static_cast<std::int8_t>(static_cast<std::uint8_t>(code));
-    case DataType::kInt32:
-      return static_cast<std::int32_t>(code);
-    case DataType::kNotSet:
-      return kNan;
-    default:
-      break;
+    case DataType::kFloat32: return std::bit_cast<float>(code);
+    case DataType::kE8M0: return decode_e8m0(code);
+    case DataType::kInt8: return static_cast<std::int8_t>(static_cast<std::uint8_t>(code));
+    case DataType::kInt32: return static_cast<std::int32_t>(code);
+    case DataType::kNotSet: return kNan;
+    default: break;
   }
   const MiniFloat* f = format_of(type);
   if (f == nullptr) return kNan;
@@ -277,14 +254,10 @@ double round_to_double(DataType type, double value) noexcept {
 double max_finite(DataType type) noexcept {
   if (const MiniFloat* f = format_of(type)) return decode_mini(*f, f->max_code());
   switch (type) {
-    case DataType::kE8M0:
-      return decode_e8m0(kE8M0Nan - 1);
-    case DataType::kInt8:
-      return 127;
-    case DataType::kInt32:
-      return std::numeric_limits<std::int32_t>::max();
-    default:
-      return 0;
+    case DataType::kE8M0: return decode_e8m0(kE8M0Nan - 1);
+    case DataType::kInt8: return 127;
+    case DataType::kInt32: return std::numeric_limits<std::int32_t>::max();
+    default: return 0;
   }
 }
 

@@ -12,12 +12,22 @@ std::string_view to_string(Engine engine) {
   return engine == Engine::kFused ? "fused" : "fallback";
 }
 
-Engine Plan::engine() const { return state_->engine; }
-const std::optional<Decline>& Plan::declined() const { return state_->declined; }
-std::uint64_t Plan::workspace_bytes() const { return state_->recipe.workspace_bytes; }
-const Device& Plan::device() const { return *state_->device; }
+Engine Plan::engine() const {
+  return state_->engine;
+}
+const std::optional<Decline>& Plan::declined() const {
+  return state_->declined;
+}
+std::uint64_t Plan::workspace_bytes() const {
+  return state_->recipe.workspace_bytes;
+}
+const Device& Plan::device() const {
+  return *state_->device;
+}
 
-Result<BoundPack> Plan::bind(const VariantPack& pack) const { return state_->bind(pack); }
+Result<BoundPack> Plan::bind(const VariantPack& pack) const {
+  return state_->bind(pack);
+}
 
 Result<std::size_t> Plan::slot_of(std::int64_t uid) const {
   auto it = state_->slot_by_uid.find(uid);
@@ -59,6 +69,8 @@ std::vector<DeferralCount> Plan::deferrals() const {
   return counts;
 }
 
-std::string Plan::describe() const { return recipe::to_string(state_->recipe); }
+std::string Plan::describe() const {
+  return recipe::to_string(state_->recipe);
+}
 
 }  // namespace fusedgemm

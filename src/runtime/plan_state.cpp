@@ -123,8 +123,8 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
   // Encoding reads only addresses and layouts; a pack whose layouts break a rule or that
   // lacks a buffer is never launched as bound, so it is not prepared.
-  call->prepared = call->layout_row < 0 && roles_missing == 0 &&
-                   device->prepare(*kernel, call->args).is_ok();
+  call->prepared =
+      call->layout_row < 0 && roles_missing == 0 && device->prepare(*kernel, call->args).is_ok();
   call->launch = launch_config(recipe.config, call->layout.problem);
   for (int i = 0; i < call->layout.role_count; ++i) {
     const auto& r = recipe.roles[i];
@@ -152,8 +152,7 @@ int PlanState::first_broken(const BoundCall& call, const recipe::CallView& view,
   return -1;
 }
 
-Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
-                          Stream stream) const {
+Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Stream stream) const {
   FG_ASSIGN_OR_RETURN(const BoundCall* call, bound_call(pack));
   recipe::CallView view;
   view.layout = &call->layout;
@@ -173,9 +172,9 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace,
   }
   for (int i = 0; i < call->seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
   if (recipe.workspace_seed_words > 0) {
-    FG_TRY(device->fill({workspace.data, recipe.workspace_seed_words * 4,
-                         recipe.workspace_seed_words, 1, 0},
-                        stream));
+    FG_TRY(device->fill(
+        {workspace.data, recipe.workspace_seed_words * 4, recipe.workspace_seed_words, 1, 0},
+        stream));
   }
 
   kernels::KernelArgs args;

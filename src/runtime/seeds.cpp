@@ -1,7 +1,7 @@
 #include "runtime/seeds.h"
 
-#include <utility>
 #include <array>
+#include <utility>
 
 namespace fusedgemm::runtime {
 namespace {

@@ -12,8 +12,8 @@
 namespace fusedgemm::runtime {
 
 struct SeedPlan {
-  Fill32 fill;                              // the first fill
-  std::uint64_t repeat[2] = {1, 1};         // outer repeats of that fill
+  Fill32 fill;                       // the first fill
+  std::uint64_t repeat[2] = {1, 1};  // outer repeats of that fill
   std::int64_t repeat_stride_bytes[2] = {0, 0};
   std::uint64_t fill_count() const { return repeat[0] * repeat[1]; }
 };

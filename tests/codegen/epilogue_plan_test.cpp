@@ -47,9 +47,9 @@ TEST(PlanEpilogue, TapShapesFollowTheReducedAxes) {
 }
 
 TEST(PlanEpilogue, ScratchBytesFollowTheTaps) {
-  EXPECT_EQ(plan_of("taps.json").scratch_bytes, 2048u);  // 4 warps x 128 columns x 4 bytes
+  EXPECT_EQ(plan_of("taps.json").scratch_bytes, 2048u);       // 4 warps x 128 columns x 4 bytes
   EXPECT_EQ(plan_of("taps_only.json").scratch_bytes, 1024u);  // two GEMMs: 64-wide tiles
-  EXPECT_EQ(plan_of("batched.json").scratch_bytes, 16u);  // one tile tap: 4 warps' partials
+  EXPECT_EQ(plan_of("batched.json").scratch_bytes, 16u);      // one tile tap: 4 warps' partials
   EXPECT_EQ(plan_of("plain.json").scratch_bytes, 0u);
   EXPECT_EQ(plan_of("quantized_output.json").scratch_bytes, 0u);  // quad shuffles only
 }

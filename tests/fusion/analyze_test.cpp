@@ -29,15 +29,9 @@ void PrintTo(Broadcast broadcast, std::ostream* os) {
 }
 void PrintTo(EpilogueOp op, std::ostream* os) {
   switch (op) {
-    case EpilogueOp::kAccumulator:
-      *os << "accumulator";
-      return;
-    case EpilogueOp::kAuxLoad:
-      *os << "aux load";
-      return;
-    case EpilogueOp::kPointwise:
-      *os << "pointwise";
-      return;
+    case EpilogueOp::kAccumulator: *os << "accumulator"; return;
+    case EpilogueOp::kAuxLoad: *os << "aux load"; return;
+    case EpilogueOp::kPointwise: *os << "pointwise"; return;
   }
 }
 namespace {

@@ -1086,8 +1086,10 @@ TEST(GraphValidate, AcceptsPaddedAndBroadcastLayouts) {
 
 TEST(Validate, RefusesTwoNodesOfOneName) {
   Graph g;
-  auto a = g.tensor(TensorAttributes().set_name("A").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
-  auto b = g.tensor(TensorAttributes().set_name("B").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
+  auto a = g.tensor(
+      TensorAttributes().set_name("A").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
+  auto b = g.tensor(
+      TensorAttributes().set_name("B").set_dim({1, 8, 8}).set_data_type(DataType::kBFloat16));
   auto c0 = g.matmul(a, b, MatmulAttributes().set_name("mm"));
   auto c1 = g.matmul(a, b, MatmulAttributes().set_name("mm"));
   auto d = g.pointwise(c0, c1, PointwiseAttributes().set_mode(PointwiseMode::kAdd));

@@ -284,12 +284,8 @@ std::vector<double> hand_reduce(ReductionMode mode, const HostTensor& x, const D
       case ReductionMode::kAvg:
         for (double e : g) v += e / g.size();
         break;
-      case ReductionMode::kMax:
-        v = *std::max_element(g.begin(), g.end());
-        break;
-      case ReductionMode::kMin:
-        v = *std::min_element(g.begin(), g.end());
-        break;
+      case ReductionMode::kMax: v = *std::max_element(g.begin(), g.end()); break;
+      case ReductionMode::kMin: v = *std::min_element(g.begin(), g.end()); break;
       case ReductionMode::kAmax:
         for (double e : g) v = std::max(v, std::fabs(e));
         break;

@@ -31,8 +31,8 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  return c.example + " b" + std::to_string(c.shape.batch) + " " + std::to_string(c.shape.m) +
-         "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k) +
+  return c.example + " b" + std::to_string(c.shape.batch) + " " + std::to_string(c.shape.m) + "x" +
+         std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k) +
          (c.a_k_major ? " A:K" : " A:M") + (c.b_k_major ? " B:K" : " B:N");
 }
 
@@ -74,8 +74,8 @@ Outcome run_case(const std::shared_ptr<Device>& device, const Case& c) {
   if (!loaded) return Outcome::kNotBuilt;
   Graph& graph = loaded.value();
   EXPECT_TRUE(graph.validate());
-  const reference::ProblemOverride size{c.shape.batch, c.shape.m, c.shape.n, c.shape.k,
-                                        c.a_k_major, c.b_k_major};
+  const reference::ProblemOverride size{c.shape.batch, c.shape.m,   c.shape.n,
+                                        c.shape.k,     c.a_k_major, c.b_k_major};
   if (Status s = reference::resize_graph(graph, size); !s) return Outcome::kNotBuilt;
   auto plan = build(graph, BuildOptions{device});
   if (!plan && (plan.status().code() == ErrorCode::kDeclined ||

@@ -124,7 +124,8 @@ void expect_legal_call_matches_reference(Flavor flavor, const ExecuteShape& s, s
   ASSERT_TRUE(call) << call.status().message();
 
   const VariantPack pack = call->pack(s.views);
-  EXPECT_TRUE(plan->explain(pack, workspace_of(plan.value())).legal()) << plan->explain(pack, workspace_of(plan.value())).message;
+  EXPECT_TRUE(plan->explain(pack, workspace_of(plan.value())).legal())
+      << plan->explain(pack, workspace_of(plan.value())).message;
   const Status status = plan->execute(pack, workspace_of(plan.value()), nullptr);
   ASSERT_TRUE(status) << status.message();
   EXPECT_TRUE(call->matches_reference(fg->graph));
