@@ -18,6 +18,16 @@ struct RunOptions {
 };
 int run_command(const RunOptions& options);
 
+// Exit codes: 0 when every graph the fused engine supports and the generator emits compiled
+// without spills; a graph declined by the support gate, or of a type the generator does not
+// emit yet (kUnavailable), prints "not compiled: <reason>" and does not fail. 1 when a kernel
+// spills or NVRTC refuses a generated kernel; 2 on errors (unreadable graph, no NVRTC).
+struct CompileCommandOptions {
+  std::string path;  // a graph file, or a folder whose *.json files all compile
+  std::string arch = "sm_90a";
+};
+int compile_command(const CompileCommandOptions& options);
+
 int explain_rules_command();
 int explain_command(const std::string& graph_path, const std::string& call_path);
 

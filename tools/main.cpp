@@ -1,4 +1,4 @@
-// fusedgemm: validate, analyze, run and explain fused GEMM graphs from the command line.
+// fusedgemm: validate, analyze, run, compile and explain fused GEMM graphs from the command line.
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "validate a graph and print it");
   validate->add_option("graph", path, "graph JSON file")->required();
 
-  auto* analyze = app.add_subcommand("analyze", "print a graph's fusion program and support verdict");
+  auto* analyze =
+      app.add_subcommand("analyze", "print a graph's fusion program and support verdict");
   analyze->add_option("graph", path, "graph JSON file")->required();
 
   RunOptions run_options;
@@ -24,6 +25,22 @@ int main(int argc, char** argv) {
   run->add_option("--k", run_options.k, "reduction extent of the problem");
   run->add_option("--batch", run_options.batch, "batch of the problem");
   run->add_option("--seed", run_options.seed, "seed of the random inputs");
+
+  CompileCommandOptions compile_options;
+  auto* compile = app.add_subcommand(
+      "compile",
+      "generate and compile (or find in the kernel cache) each graph's sm_90a kernel, "
+      "no GPU needed, and print its ptxas resources");
+  compile->footer(
+      "Exit 0: every graph compiled without spills. A graph the support gate declines, or of a "
+      "type the generator does not emit yet, prints \"not compiled: <reason>\" and does not "
+      "fail. Exit 1: a kernel spills or NVRTC refuses it. Exit 2: an error (unreadable or "
+      "invalid graph, no NVRTC). FUSEDGEMM_CACHE_DIR and the other FUSEDGEMM_* variables "
+      "apply as in build().");
+  compile->add_option("graph", compile_options.path, "graph JSON file, or a folder of them")
+      ->required();
+  compile->add_option("--arch", compile_options.arch, "target architecture; only sm_90a")
+      ->capture_default_str();
 
   std::string call_path;
   bool list_rules = false;
@@ -37,6 +54,7 @@ int main(int argc, char** argv) {
   if (*validate) return validate_command(path);
   if (*analyze) return analyze_command(path);
   if (*run) return run_command(run_options);
+  if (*compile) return compile_command(compile_options);
   if (list_rules) return explain_rules_command();
   if (path.empty()) {
     std::fprintf(stderr, "explain: give a graph (and optionally a call), or --rules\n");

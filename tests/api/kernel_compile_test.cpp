@@ -1,0 +1,214 @@
+// Every example graph the support gate accepts, and a few layout and size variants, is
+// generated and compiled for sm_90a by api::compile_fused_kernel (no GPU needed); ptxas must
+// report no spills, no stack frame and shared memory within the 227 KB an sm_90 CTA may use.
+#include "api/kernel_build.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "example_files.h"
+#include "fusedgemm/graph_json.h"
+#include "fusion/analyze.h"
+#include "jit/context.h"
+#include "recipe/kernel_config.h"
+#include "recipe/recipe.h"
+#include "recipe/support_gate.h"
+#include "reference/resize.h"
+
+using namespace fusedgemm;
+
+namespace {
+
+// The most dynamic plus static shared memory one CTA of an sm_90 GPU may use.
+constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = "/tmp/fusedgemm-kernel-compile-XXXXXX";
+    const char* made = ::mkdtemp(pattern.data());
+    EXPECT_NE(made, nullptr) << "mkdtemp failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct Variant {
+  std::string name;
+  std::string file;
+  reference::ProblemOverride size;
+  int tile_m = 128;  // what choose_kernel_config must pick for the resized problem
+};
+
+// What the generator emits beyond the examples' own shapes: the other operand majors, the
+// 64-row tile of a small M, and a batch.
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> kTable = [] {
+    reference::ProblemOverride majors, small_m, batched;
+    majors.a_k_major = false;
+    majors.b_k_major = false;
+    small_m.m = 64;
+    batched.batch = 3;
+    return std::vector<Variant>{
+        {"MMajorANMajorB", "plain.json", majors},
+        {"SmallMTakesTileM64", "plain.json", small_m, 64},
+        {"Batch3", "epilogue.json", batched},
+    };
+  }();
+  return kTable;
+}
+
+// Hermetic: a fresh cache directory, nothing read from the developer's environment.
+Result<std::shared_ptr<Context>> make_context(const std::filesystem::path& cache_dir) {
+  ContextOptions options;
+  options.read_environment = false;
+  options.cache_dir = cache_dir;
+  return Context::create(options);
+}
+
+// Loads, optionally resizes, analyzes and gates a graph. nullopt (with the reason in
+// `declined`) when the support gate refuses it.
+std::optional<recipe::Recipe> make_recipe(const std::filesystem::path& file,
+                                          const reference::ProblemOverride& size,
+                                          std::string& declined) {
+  auto graph = load_graph(file.string());
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  if (!graph) return std::nullopt;
+  EXPECT_TRUE(graph->validate().is_ok());
+  if (size.any()) {
+    const Status resized = reference::resize_graph(graph.value(), size);
+    EXPECT_TRUE(resized.is_ok()) << resized.message();
+    EXPECT_TRUE(graph->validate().is_ok());
+  }
+  auto analysis = fusion::analyze(graph.value());
+  EXPECT_TRUE(analysis.is_ok()) << analysis.status().message();
+  if (!analysis) return std::nullopt;
+  std::optional<Decline> decline = analysis->decline;
+  if (!decline) decline = recipe::check_support(analysis->program);
+  if (decline) {
+    declined = decline->message;
+    return std::nullopt;
+  }
+  auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  EXPECT_TRUE(recipe.is_ok()) << recipe.status().message();
+  if (!recipe) return std::nullopt;
+  return std::move(recipe.value());
+}
+
+// Compiles `recipe` in a fresh Context and checks the kernel and its ptxas report, then that
+// a second compile of it is served from memory.
+void expect_compiles_cleanly(recipe::Recipe& recipe) {
+  const TempDir dir;
+  auto context = make_context(dir.path());
+  if (!context && context.status().code() == ErrorCode::kUnavailable) {
+    GTEST_SKIP() << "no NVRTC: " << context.status().message();
+  }
+  ASSERT_TRUE(context.is_ok()) << context.status().message();
+
+  auto kernel = api::compile_fused_kernel(recipe, *context.value(), /*driver_version=*/0);
+  if (!kernel && kernel.status().code() == ErrorCode::kUnavailable) {
+    // Not generated yet: the refusal must name the operand it cannot read.
+    const auto& program = *recipe.program;
+    bool names_an_operand = false;
+    for (const auto& op : program.operands) {
+      const std::string& name = program.buffers[op.buffer].name;
+      names_an_operand =
+          names_an_operand || kernel.status().message().find("'" + name + "'") != std::string::npos;
+    }
+    EXPECT_TRUE(names_an_operand) << kernel.status().message();
+    GTEST_SKIP() << "not generated yet: " << kernel.status().message();
+  }
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_EQ(kernel->compiled.outcome, jit::CacheOutcome::kCompiled);
+
+  const std::vector<std::uint8_t>& cubin = kernel->image.cubin;
+  ASSERT_GE(cubin.size(), 4u);
+  EXPECT_EQ(cubin[0], 0x7F);
+  EXPECT_EQ(cubin[1], 'E');
+  EXPECT_EQ(cubin[2], 'L');
+  EXPECT_EQ(cubin[3], 'F');
+
+  const jit::FunctionResources* entry = kernel->compiled.kernel->resources.find("fusedgemm_kernel");
+  ASSERT_NE(entry, nullptr) << kernel->compiled.kernel->log;
+  EXPECT_TRUE(entry->is_entry);
+  EXPECT_GT(entry->registers, 0);
+  EXPECT_EQ(entry->spill_store_bytes, 0u) << kernel->compiled.kernel->log;
+  EXPECT_EQ(entry->spill_load_bytes, 0u) << kernel->compiled.kernel->log;
+  EXPECT_EQ(entry->stack_frame_bytes, 0u) << kernel->compiled.kernel->log;
+  EXPECT_GT(recipe.config.shared_bytes, 0u);
+  EXPECT_LE(recipe.config.shared_bytes + entry->shared_static_bytes, kMaxSharedBytes)
+      << recipe.config.shared_bytes << " dynamic + " << entry->shared_static_bytes << " static";
+
+  auto again = api::compile_fused_kernel(recipe, *context.value(), /*driver_version=*/0);
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_EQ(again->compiled.outcome, jit::CacheOutcome::kMemoryHit);
+  EXPECT_EQ(again->compiled.kernel, kernel->compiled.kernel);
+  EXPECT_EQ(context.value()->counters().compiles, 1);
+}
+
+class KernelCompileExample : public testing::TestWithParam<std::filesystem::path> {};
+
+TEST_P(KernelCompileExample, CompilesWithoutSpills) {
+  std::string declined;
+  std::optional<recipe::Recipe> recipe = make_recipe(GetParam(), {}, declined);
+  if (!declined.empty()) GTEST_SKIP() << "declined by the support gate: " << declined;
+  ASSERT_TRUE(recipe.has_value());
+  expect_compiles_cleanly(*recipe);
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelCompile, KernelCompileExample,
+                         testing::ValuesIn(fusedgemm_test::example_files()),
+                         [](const auto& info) { return fusedgemm_test::example_name(info.param); });
+
+TEST(KernelCompile, BlockScaledFp8IsNotGeneratedYetAndNamesTheOperand) {
+  std::string declined;
+  std::optional<recipe::Recipe> recipe = make_recipe(
+      std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR) / "block_scaled_fp8.json", {}, declined);
+  ASSERT_TRUE(declined.empty()) << declined;
+  ASSERT_TRUE(recipe.has_value());
+  const TempDir dir;
+  auto context = make_context(dir.path());
+  if (!context && context.status().code() == ErrorCode::kUnavailable) {
+    GTEST_SKIP() << "no NVRTC: " << context.status().message();
+  }
+  ASSERT_TRUE(context.is_ok()) << context.status().message();
+  auto kernel = api::compile_fused_kernel(*recipe, *context.value(), 0);
+  ASSERT_FALSE(kernel.is_ok());
+  EXPECT_EQ(kernel.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(kernel.status().message().find("block-scaled"), std::string::npos)
+      << kernel.status().message();
+  EXPECT_NE(kernel.status().message().find("'Aq'"), std::string::npos) << kernel.status().message();
+  EXPECT_EQ(context.value()->counters().compiles, 0);  // refused before NVRTC
+}
+
+class KernelCompileVariant : public testing::TestWithParam<Variant> {};
+
+TEST_P(KernelCompileVariant, CompilesWithoutSpills) {
+  const Variant& v = GetParam();
+  std::string declined;
+  std::optional<recipe::Recipe> recipe =
+      make_recipe(std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR) / v.file, v.size, declined);
+  ASSERT_TRUE(declined.empty()) << declined;
+  ASSERT_TRUE(recipe.has_value());
+  EXPECT_EQ(recipe->config.tile_m, v.tile_m);
+  expect_compiles_cleanly(*recipe);
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelCompile, KernelCompileVariant, testing::ValuesIn(variants()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace

@@ -1,0 +1,163 @@
+// compile GRAPH|FOLDER: generate each graph's fused kernel and compile it for sm_90a through
+// the Context's kernel cache, with no GPU needed: warms a cache ahead of time and prints
+// what ptxas reports for the kernel.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "api/kernel_build.h"
+#include "commands.h"
+#include "fusedgemm/context.h"
+#include "fusedgemm/device.h"
+#include "fusedgemm/graph_json.h"
+#include "fusion/analyze.h"
+#include "jit/context.h"
+#include "recipe/kernel_config.h"
+#include "recipe/recipe.h"
+#include "recipe/support_gate.h"
+#include "runtime/device.h"
+
+namespace fusedgemm::tool {
+
+int report(const Status& status);
+
+namespace {
+
+enum class Outcome { kCompiled, kSpilled, kNotCompiled, kFailed, kError };
+
+const char* cache_outcome_text(jit::CacheOutcome outcome) {
+  switch (outcome) {
+    case jit::CacheOutcome::kCompiled: return "compiled";
+    case jit::CacheOutcome::kDiskHit: return "disk cache hit";
+    case jit::CacheOutcome::kMemoryHit: return "memory cache hit";
+  }
+  return "?";
+}
+
+Outcome compile_one(const std::string& path, Context& context, int driver_version) {
+  std::printf("== %s\n", path.c_str());
+  auto graph = load_graph(path);
+  if (!graph) return report(graph.status()), Outcome::kError;
+  if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
+  auto analysis = fusion::analyze(graph.value());
+  if (!analysis) return report(analysis.status()), Outcome::kError;
+  std::optional<Decline> decline = analysis->decline;
+  if (!decline) decline = recipe::check_support(analysis->program);
+  if (decline) {
+    std::printf("  not compiled: declined by rule %s\n  %s\n", decline->rule.c_str(),
+                decline->message.c_str());
+    return Outcome::kNotCompiled;
+  }
+
+  auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  if (!recipe) {
+    if (recipe.status().code() != ErrorCode::kDeclined) {
+      return report(recipe.status()), Outcome::kError;
+    }
+    std::printf("  not compiled: %s\n", recipe.status().message().c_str());
+    return Outcome::kNotCompiled;
+  }
+  auto kernel = api::compile_fused_kernel(recipe.value(), context, driver_version);
+  if (!kernel) {
+    switch (kernel.status().code()) {
+      case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
+        std::printf("  not compiled: %s\n", kernel.status().message().c_str());
+        return Outcome::kNotCompiled;
+      case ErrorCode::kCompile:  // NVRTC refused the generated source
+        report(kernel.status());
+        return Outcome::kFailed;
+      default: return report(kernel.status()), Outcome::kError;
+    }
+  }
+
+  const jit::CompileResult& compiled = kernel->compiled;
+  const recipe::KernelConfig& config = recipe->config;
+  std::printf("  %s in %.3f s (cache key %.16s)\n", cache_outcome_text(compiled.outcome),
+              compiled.seconds, compiled.key.c_str());
+  if (!compiled.warning.empty()) std::printf("  warning: %s\n", compiled.warning.c_str());
+  std::printf("  tile %dx%dx%d, %d stages; %u bytes dynamic shared memory; %d threads\n",
+              config.tile_m, config.tile_n, config.tile_k, config.stages, config.shared_bytes,
+              config.threads);
+  const jit::FunctionResources* entry = compiled.kernel->resources.find(kernel->image.entry);
+  if (entry == nullptr) {
+    report(Status(ErrorCode::kInternal, fmt::format("ptxas reported no function '{}'; the log:\n{}",
+                                                    kernel->image.entry, compiled.kernel->log)));
+    return Outcome::kError;
+  }
+  std::printf(
+      "  %s: %d registers, %llu bytes spill stores, %llu bytes spill loads, %llu bytes "
+      "stack frame, %llu bytes static shared\n",
+      entry->name.c_str(), entry->registers,
+      static_cast<unsigned long long>(entry->spill_store_bytes),
+      static_cast<unsigned long long>(entry->spill_load_bytes),
+      static_cast<unsigned long long>(entry->stack_frame_bytes),
+      static_cast<unsigned long long>(entry->shared_static_bytes));
+  if (compiled.kernel->resources.spills()) {
+    std::printf("  FAIL: the kernel spills registers\n");
+    return Outcome::kSpilled;
+  }
+  return Outcome::kCompiled;
+}
+
+// The driver version build() will put in the cache key on this machine: 0 without a CUDA
+// device, so a cache warmed here is only hit where the driver matches.
+int local_driver_version() {
+  auto device = make_cuda_device(0);
+  return device ? device.value()->driver_version() : 0;
+}
+
+}  // namespace
+
+int compile_command(const CompileCommandOptions& options) {
+  if (options.arch != "sm_90a") {
+    std::fprintf(stderr,
+                 "compile: --arch %s: only sm_90a is generated (the kernel uses wgmma and TMA)\n",
+                 options.arch.c_str());
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  if (fs::is_directory(options.path, ec)) {
+    for (const auto& entry : fs::directory_iterator(options.path, ec)) {
+      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+  } else {
+    paths.push_back(options.path);
+  }
+
+  auto context = Context::create();
+  if (!context) return report(context.status()), 2;
+  const int driver_version = local_driver_version();
+  const ContextSettings& settings = context.value()->settings();
+  const std::string cache = settings.cache_disabled      ? std::string("disabled")
+                            : settings.cache_dir.empty() ? std::string("in memory only")
+                                                         : settings.cache_dir.string();
+  std::printf("kernel cache: %s; driver version in the cache key: %d\n", cache.c_str(),
+              driver_version);
+
+  int compiled = 0, spilled = 0, not_compiled = 0, failed = 0, errors = 0;
+  for (const auto& path : paths) {
+    switch (compile_one(path, *context.value(), driver_version)) {
+      case Outcome::kCompiled: ++compiled; break;
+      case Outcome::kSpilled: ++spilled; break;
+      case Outcome::kNotCompiled: ++not_compiled; break;
+      case Outcome::kFailed: ++failed; break;
+      case Outcome::kError: ++errors; break;
+    }
+  }
+  std::printf(
+      "\n%d graphs: %d kernels ready (compiled or cached), %d spilled, %d not compiled (declined "
+      "or not generated "
+      "yet), %d failed to compile, %d errors\n",
+      static_cast<int>(paths.size()), compiled, spilled, not_compiled, failed, errors);
+  if (errors != 0) return 2;
+  return spilled + failed == 0 ? 0 : 1;
+}
+
+}  // namespace fusedgemm::tool
