@@ -156,8 +156,8 @@ std::vector<std::string> fused_examples() {
   return names;
 }
 
-// Every flavor x majors x batch at a shape ragged against every tile (200 x 144 x 272: multiples of 16 so fp8 roles pass their
-// contiguous-extent rule) and small enough for the fp64 reference.
+// Every flavor x majors x batch at a shape ragged against every tile (200 x 144 x 272: multiples of
+// 16 so fp8 roles pass their contiguous-extent rule) and small enough for the fp64 reference.
 TEST_F(ExecuteGpu, EveryFlavorEveryMajorBatchOneAndThree) {
   int compared = 0;
   for (const auto& example : fused_examples()) {
