@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fusedgemm::tool {
+
+// `path` itself, or every *.json file in it (sorted) when it is a folder.
+std::vector<std::string> graph_files(const std::string& path);
 
 int validate_command(const std::string& path);
 int analyze_command(const std::string& path);

@@ -119,17 +119,7 @@ int compile_command(const CompileCommandOptions& options) {
                  options.arch.c_str());
     return 2;
   }
-  namespace fs = std::filesystem;
-  std::vector<std::string> paths;
-  std::error_code ec;
-  if (fs::is_directory(options.path, ec)) {
-    for (const auto& entry : fs::directory_iterator(options.path, ec)) {
-      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
-    }
-    std::sort(paths.begin(), paths.end());
-  } else {
-    paths.push_back(options.path);
-  }
+  const std::vector<std::string> paths = graph_files(options.path);
 
   auto context = Context::create();
   if (!context) return report(context.status()), 2;

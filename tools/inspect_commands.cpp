@@ -1,5 +1,7 @@
 // validate, analyze and explain: commands that look at a graph or a call, running nothing.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,18 @@
 #include "recipe/support_gate.h"
 
 namespace fusedgemm::tool {
+
+std::vector<std::string> graph_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path};
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
 
 int report(const Status& status) {
   std::fprintf(stderr, "error (%s):\n%s\n", std::string(to_string(status.code())).c_str(),

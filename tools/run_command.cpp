@@ -195,17 +195,7 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
 }  // namespace
 
 int run_command(const RunOptions& options) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> paths;
-  std::error_code ec;
-  if (fs::is_directory(options.path, ec)) {
-    for (const auto& entry : fs::directory_iterator(options.path, ec)) {
-      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
-    }
-    std::sort(paths.begin(), paths.end());
-  } else {
-    paths.push_back(options.path);
-  }
+  const std::vector<std::string> paths = graph_files(options.path);
   int passed = 0, failed = 0, declined = 0, errors = 0;
   for (const auto& path : paths) {
     switch (run_one(path, options)) {

@@ -4,6 +4,8 @@
 #include "api/kernel_build.h"
 
 #include <gtest/gtest.h>
+
+#include "jit/jit_test_util.h"
 #include <stdlib.h>
 
 #include <filesystem>
@@ -26,25 +28,7 @@ namespace {
 // The most dynamic plus static shared memory one CTA of an sm_90 GPU may use.
 constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = "/tmp/fusedgemm-kernel-compile-XXXXXX";
-    const char* made = ::mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using jit::testing::TempDir;
 
 struct Variant {
   std::string name;
