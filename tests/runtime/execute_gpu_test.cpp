@@ -173,6 +173,21 @@ TEST_F(ExecuteGpu, EveryFlavorEveryMajorBatchOneAndThree) {
   EXPECT_GT(compared, 0) << "no case ran on the GPU";
 }
 
+// Every flavor at decode-time M = 1 and at N = 16 (one narrow tile column), both majors:
+// each case computes the reference or is refused by a rule (M-major A at M = 1 has a
+// contiguous extent of 1) with nothing written.
+TEST_F(ExecuteGpu, EveryFlavorAtSkinnyShapes) {
+  int compared = 0;
+  for (const auto& example : fused_examples()) {
+    for (const Shape& shape : {Shape{1, 1, 256, 512}, Shape{2, 256, 16, 128}}) {
+      for (const bool k_major : {true, false}) {
+        compared += run_case(device_, {example, shape, k_major, k_major}) == Outcome::kCompared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 0) << "no case ran on the GPU";
+}
+
 // The shapes: a square with ragged edges, decode-time M of 1, and N of 1.
 TEST_F(ExecuteGpu, PlainAtLargeAndSkinnyShapes) {
   int compared = 0;
