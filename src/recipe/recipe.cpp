@@ -81,7 +81,6 @@ class RecipeBuilder {
     r.slot = buffer;
     r.name = b.name;
     r.data_type = b.data_type;
-    r.packing = packing_factor(b.data_type);
     r.declared = b.layout;
     r.batch = batch_rule(b.layout.shape[0], *recipe_.program);
     recipe_.roles.push_back(r);
@@ -109,8 +108,6 @@ class RecipeBuilder {
     const auto& op = recipe_.program->operands[index];
     const auto& s = *op.block_scale;
     RoleFacts& r = add(Role::kScale, ParamKind::kOperandScale, index, s.scale_buffer);
-    r.block_rows = s.block_rows;
-    r.block_cols = s.block_cols;
     if (op.role == Role::kA) {
       r.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM, s.block_rows},
                  AxisRule{Extent::kK, s.block_cols}};
@@ -159,7 +156,6 @@ class RecipeBuilder {
     r.written = true;
     r.mode = tap.mode;
     r.seed_word = tap_seed_word(tap.mode, r.data_type);
-    ++recipe_.taps;
     if (tap.mode == ReductionMode::kNorm2) {
       recipe_.workspace_bytes = kTmaGranuleBytes;
       recipe_.workspace_seed_words = 1;
@@ -179,8 +175,6 @@ class RecipeBuilder {
     s.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM, q.block_rows},
                AxisRule{Extent::kN, q.block_cols}};
     s.batch = v.batch;
-    s.block_rows = q.block_rows;
-    s.block_cols = q.block_cols;
     s.alignment_bytes = kTmaGranuleBytes;
     s.written = true;
   }

@@ -53,7 +53,6 @@ struct RoleFacts {
   int slot = 0;   // the bound-pack slot (one per buffer) the role reads
   std::string name;
   DataType data_type = DataType::kNotSet;
-  int packing = 1;                              // elements per byte-sized unit (2 for fp4)
   Layout declared;                              // as declared, declared axis order
   std::array<int, kRank> kernel_axes{0, 1, 2};  // kernel axis i is declared axis kernel_axes[i]
   std::array<AxisRule, kRank> shape;            // per kernel axis
@@ -68,10 +67,6 @@ struct RoleFacts {
   // Taps: the reduction and the word written before the kernel accumulates.
   ReductionMode mode = ReductionMode::kAdd;
   std::uint32_t seed_word = 0;
-  // Block scales: the block size in declared (rows, cols), and that the buffer must be one
-  // dense run.
-  std::int64_t block_rows = 1;
-  std::int64_t block_cols = 1;
 };
 
 struct Slot {
@@ -92,7 +87,6 @@ struct Recipe {
   // `workspace_seed_words` 32-bit words are zeroed (seeded) before every launch.
   std::uint64_t workspace_bytes = 0;
   std::uint64_t workspace_seed_words = 0;
-  int taps = 0;  // roles with Role::kTap
 };
 
 // The seed word of a tap: the identity of its reduction, as fp32 bits.
