@@ -19,12 +19,13 @@ struct RunOptions {
   std::string path;  // a graph file, or a folder whose *.json files all run
   std::optional<std::int64_t> m, n, k, batch;
   std::uint64_t seed = 1;
+  std::string engine;  // "fused" or "fallback" forces one; empty: fused unless declined
 };
 int run_command(const RunOptions& options);
 
-// Exit codes: 0 when every graph the fused engine supports and the generator emits compiled
-// without spills; a graph declined by the support gate, or of a type the generator does not
-// emit yet (kUnavailable), prints "not compiled: <reason>" and does not fail. 1 when a kernel
+// Exit codes: 0 when every graph compiled without spills (the fused kernel, or for a graph
+// the support gate declines its fallback step kernels); a graph of a type the generator does
+// not emit yet (kUnavailable) prints "not compiled: <reason>" and does not fail. 1 when a kernel
 // spills or NVRTC refuses a generated kernel; 2 on errors (unreadable graph, no NVRTC).
 struct CompileCommandOptions {
   std::string path;  // a graph file, or a folder whose *.json files all compile

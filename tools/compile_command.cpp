@@ -10,6 +10,8 @@
 
 #include "api/kernel_build.h"
 #include "commands.h"
+#include "fallback/program.h"
+#include "fallback/step_source.h"
 #include "fusedgemm/context.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph_json.h"
@@ -37,6 +39,31 @@ const char* cache_outcome_text(jit::CacheOutcome outcome) {
   return "?";
 }
 
+// A declined graph's fallback step kernels: compiled into the cache build() will read.
+Outcome compile_fallback(const Graph& graph, Context& context, int driver_version) {
+  auto program = fallback::plan_program(graph);
+  if (!program) return report(program.status()), Outcome::kError;
+  auto source = fallback::generate_step_source(program.value());
+  if (!source) return report(source.status()), Outcome::kError;
+  auto compiled = context.compile(source->source, jit::CompileOptions{}, driver_version);
+  if (!compiled) {
+    report(compiled.status());
+    return compiled.status().code() == ErrorCode::kCompile ? Outcome::kFailed : Outcome::kError;
+  }
+  int kernels = 0, registers = 0;
+  for (const auto& f : compiled->kernel->resources.functions) {
+    if (!f.is_entry) continue;
+    ++kernels;
+    registers = std::max(registers, f.registers);
+  }
+  std::printf(
+      "  fallback engine: %zu steps, %d step kernels %s in %.3f s, at most %d registers%s\n",
+      program->steps.size(), kernels, cache_outcome_text(compiled->outcome), compiled->seconds,
+      registers,
+      compiled->kernel->resources.spills() ? "; FAIL: a step kernel spills" : ", no spills");
+  return compiled->kernel->resources.spills() ? Outcome::kSpilled : Outcome::kCompiled;
+}
+
 Outcome compile_one(const std::string& path, Context& context, int driver_version) {
   std::printf("== %s\n", path.c_str());
   auto graph = load_graph(path);
@@ -47,9 +74,8 @@ Outcome compile_one(const std::string& path, Context& context, int driver_versio
   std::optional<Decline> decline = analysis->decline;
   if (!decline) decline = recipe::check_support(analysis->program);
   if (decline) {
-    std::printf("  not compiled: declined by rule %s\n  %s\n", decline->rule.c_str(),
-                decline->message.c_str());
-    return Outcome::kNotCompiled;
+    std::printf("  declined by rule %s\n  %s\n", decline->rule.c_str(), decline->message.c_str());
+    return compile_fallback(graph.value(), context, driver_version);
   }
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));

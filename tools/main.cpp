@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   run->add_option("--k", run_options.k, "reduction extent of the problem");
   run->add_option("--batch", run_options.batch, "batch of the problem");
   run->add_option("--seed", run_options.seed, "seed of the random inputs");
+  run->add_option("--engine", run_options.engine,
+                  "force an engine (default: fused, or fallback for a declined graph)")
+      ->check(CLI::IsMember({"fused", "fallback"}));
 
   CompileCommandOptions compile_options;
   auto* compile = app.add_subcommand(
@@ -32,9 +35,10 @@ int main(int argc, char** argv) {
       "generate and compile (or find in the kernel cache) each graph's sm_90a kernel, "
       "no GPU needed, and print its ptxas resources");
   compile->footer(
-      "Exit 0: every graph compiled without spills. A graph the support gate declines, or of a "
-      "type the generator does not emit yet, prints \"not compiled: <reason>\" and does not "
-      "fail. Exit 1: a kernel spills or NVRTC refuses it. Exit 2: an error (unreadable or "
+      "Exit 0: every graph compiled without spills (a graph the support gate declines: its "
+      "fallback engine step kernels). A graph of a type the generator does not emit yet prints "
+      "\"not compiled: <reason>\" and does not fail. Exit 1: a kernel spills or NVRTC refuses it. "
+      "Exit 2: an error (unreadable or "
       "invalid graph, no NVRTC). FUSEDGEMM_CACHE_DIR and the other FUSEDGEMM_* variables "
       "apply as in build().");
   compile->add_option("graph", compile_options.path, "graph JSON file, or a folder of them")

@@ -88,23 +88,32 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   if (Status s = graph.validate(); !s) return report(s), Outcome::kError;
 
   const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
-  auto device = default_device();
-  auto plan = build(graph, BuildOptions{device});
-  if (!plan && plan.status().code() == ErrorCode::kUnavailable && !device->is_host()) {
+  BuildOptions build_options{default_device()};
+  if (!options.engine.empty()) {
+    build_options.engine = options.engine == "fused" ? Engine::kFused : Engine::kFallback;
+  }
+  auto plan = build(graph, build_options);
+  if (!plan && plan.status().code() == ErrorCode::kUnavailable &&
+      !build_options.device->is_host()) {
     std::printf("note: %s; running on the host device\n", plan.status().message().c_str());
-    plan = build(graph, BuildOptions{make_host_device()});
+    build_options.device = make_host_device();
+    plan = build(graph, build_options);
   }
   if (!plan && plan.status().code() == ErrorCode::kDeclined) {
-    std::printf(
-        "DECLINED by the fused engine: %s\n  (the fallback engine that runs declined "
-        "graphs is not built yet)\n",
-        plan.status().message().c_str());
+    std::printf("DECLINED by the fused engine (forced): %s\n", plan.status().message().c_str());
     return Outcome::kDeclined;
   }
   if (!plan) return report(plan.status()), Outcome::kError;
+  if (plan->declined()) {
+    std::printf("  fallback engine: the fused engine declined: %s\n",
+                plan->declined()->message.c_str());
+  }
   if (size.any()) {
-    // A plan serves other problem sizes: re-declare the buffers, keep the plan.
+    // A fused plan serves other problem sizes: re-declare the buffers, keep the plan. The
+    // fallback engine runs the declared dims, so it is built again for the new ones.
     if (Status s = reference::resize_graph(graph, size); !s) return report(s), Outcome::kError;
+    if (plan->engine() == Engine::kFallback) plan = build(graph, build_options);
+    if (!plan) return report(plan.status()), Outcome::kError;
   }
 
   auto inputs = reference::make_random_inputs(graph, options.seed);
@@ -181,8 +190,9 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
                 fmt::format("'{}'", t->name()).c_str(),
                 std::string(to_string(t->data_type())).c_str(), cmp.summary().c_str());
   }
-  std::printf("  on the %s device%s; deferrals: %s\n", std::string(plan->device().name()).c_str(),
-              timing.c_str(),
+  std::printf("  %s engine on the %s device%s; deferrals: %s\n",
+              std::string(to_string(plan->engine())).c_str(),
+              std::string(plan->device().name()).c_str(), timing.c_str(),
               [&] {
                 std::uint64_t total = 0;
                 for (const auto& d : plan->deferrals()) total += d.count;

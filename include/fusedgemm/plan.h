@@ -42,6 +42,10 @@ struct BuildOptions {
   // The kernel cache and JIT settings; a Context made from the environment when unset.
   // Share one across builds so its in-memory cache serves them all.
   std::shared_ptr<Context> context;
+  // Unset: the fused engine, or the fallback engine when the fused one declines the graph.
+  // kFused fails with kDeclined on a graph the fused engine declines; kFallback runs any
+  // valid graph unfused (for tests and benchmarks).
+  std::optional<Engine> engine;
 };
 
 struct Workspace {
@@ -125,8 +129,8 @@ class Plan {
 };
 
 // validate -> analyze -> support gate -> tile configuration -> kernel -> recipe -> plan.
-// A graph the fused engine declines fails with kDeclined and the rule's message until the
-// fallback engine exists.
+// A graph the fused engine declines runs on the fallback engine: Plan::engine() says which
+// engine a plan uses and Plan::declined() why the fused one refused.
 Result<Plan> build(Graph& graph, const BuildOptions& options = {});
 
 }  // namespace fusedgemm

@@ -4,6 +4,10 @@
 #include "api/kernel_build.h"
 #include "codegen/epilogue.h"
 #include "codegen/kernel_source.h"
+#include "fallback/cuda_runner.h"
+#include "fallback/fallback_recipe.h"
+#include "fallback/host_runner.h"
+#include "fallback/program.h"
 #include "fusedgemm/context.h"
 #include "fusedgemm/plan.h"
 #include "fusion/analyze.h"
@@ -40,6 +44,31 @@ Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& contex
   return kernel;
 }
 
+namespace {
+
+Result<std::shared_ptr<Context>> context_of(const BuildOptions& options) {
+  if (options.context) return options.context;
+  return Context::create();
+}
+
+Result<Plan> build_fallback(const Graph& graph, std::optional<Decline> decline,
+                            std::shared_ptr<Device> device, const BuildOptions& options) {
+  FG_ASSIGN_OR_RETURN(fallback::Program planned, fallback::plan_program(graph));
+  auto program = std::make_shared<const fallback::Program>(std::move(planned));
+  FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, fallback::make_recipe(*program));
+  std::shared_ptr<const runtime::Runner> runner;
+  if (device->is_host()) {
+    runner = fallback::make_host_runner(program);
+  } else {
+    FG_ASSIGN_OR_RETURN(std::shared_ptr<Context> context, context_of(options));
+    FG_ASSIGN_OR_RETURN(runner, fallback::make_cuda_runner(program, device, *context));
+  }
+  return runtime::PlanAccess::make(std::make_shared<const runtime::PlanState>(
+      Engine::kFallback, std::move(decline), std::move(device), nullptr, std::move(recipe),
+      std::move(runner)));
+}
+
+}  // namespace
 }  // namespace api
 
 Result<Plan> build(Graph& graph, const BuildOptions& options) {
@@ -47,23 +76,23 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   FG_ASSIGN_OR_RETURN(fusion::Analysis analysis, fusion::analyze(graph));
   std::optional<Decline> decline = analysis.decline;
   if (!decline) decline = recipe::check_support(analysis.program);
-  // The fallback engine (issue 5) will run declined graphs; until then a decline is final.
-  if (decline) return Status(ErrorCode::kDeclined, decline->message);
+  const Engine engine = options.engine.value_or(decline ? Engine::kFallback : Engine::kFused);
+  if (engine == Engine::kFused && decline) return Status(ErrorCode::kDeclined, decline->message);
+  std::shared_ptr<Device> device = options.device ? options.device : default_device();
+  if (engine == Engine::kFallback) {
+    return api::build_fallback(graph, std::move(decline), std::move(device), options);
+  }
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis.program));
   const recipe::KernelConfig config = recipe::choose_kernel_config(*program);
   FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config));
 
-  std::shared_ptr<Device> device = options.device ? options.device : default_device();
   runtime::KernelImage image;
   image.entry = "fusedgemm_kernel";
   image.program = program;
   for (const auto& role : recipe.roles) image.params.push_back({role.kind, role.index});
   if (!device->is_host()) {
-    std::shared_ptr<Context> context = options.context;
-    if (!context) {
-      FG_ASSIGN_OR_RETURN(context, Context::create());
-    }
+    FG_ASSIGN_OR_RETURN(std::shared_ptr<Context> context, api::context_of(options));
     FG_ASSIGN_OR_RETURN(api::FusedKernel fused,
                         api::compile_fused_kernel(recipe, *context, device->driver_version()));
     image.entry = fused.image.entry;

@@ -94,7 +94,8 @@ class Planner {
         case ParamKind::kQuantized: list = &plan_.quant_param; break;
         case ParamKind::kQuantizedScale: list = &plan_.quant_scale_param; break;
         case ParamKind::kOperand:
-        case ParamKind::kOperandScale: continue;
+        case ParamKind::kOperandScale:
+        case ParamKind::kBuffer: continue;
       }
       if (role.index < 0 || role.index >= static_cast<int>(list->size())) {
         return internal(

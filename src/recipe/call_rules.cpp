@@ -14,6 +14,10 @@ std::string_view axis_name(const RoleFacts& role, int kernel_axis) {
     case Extent::kM: return "M";
     case Extent::kN: return "N";
     case Extent::kK: return "K";
+    case Extent::kFixed: {
+      static constexpr std::string_view kDeclared[] = {"dim 0", "dim 1", "dim 2"};
+      return kDeclared[kernel_axis];
+    }
     case Extent::kOne: break;
   }
   static constexpr std::string_view kOperandA[] = {"batch", "M", "K"};
@@ -207,11 +211,13 @@ std::string extent_explain(const Recipe& recipe, const CallView& view, int role)
   const auto& r = recipe.roles[role];
   const auto& rv = view.layout->roles[role];
   const int axis = bad_extent_axis(r, rv, view.layout->problem);
-  const std::string legal = rv.kernel.shape[axis] < 1
-                                ? std::string("an extent of at least 1")
-                                : fmt::format("{} for the call's {}",
-                                              expected_extent(r.shape[axis], view.layout->problem),
-                                              problem_str(view.layout->problem));
+  const std::int64_t want = expected_extent(r.shape[axis], view.layout->problem);
+  const std::string legal =
+      rv.kernel.shape[axis] < 1 ? std::string("an extent of at least 1")
+      : r.shape[axis].source == Extent::kFixed
+          ? fmt::format("{}, the declared extent (the fallback engine runs the declared dims)",
+                        want)
+          : fmt::format("{} for the call's {}", want, problem_str(view.layout->problem));
   return fmt::format("extent: {}: {} {} in {} (kernel order {}); legal: {}", who(r),
                      axis_name(r, axis), rv.kernel.shape[axis], seen(rv),
                      to_string(rv.kernel.shape), legal);

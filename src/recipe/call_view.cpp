@@ -56,6 +56,7 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
     case Extent::kM: extent = p.m; break;
     case Extent::kN: extent = p.n; break;
     case Extent::kK: extent = p.k; break;
+    case Extent::kFixed: return rule.fixed;
   }
   return (extent + rule.divisor - 1) / rule.divisor;
 }
@@ -68,6 +69,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
   bool have_m = false;
   bool have_n = false;
   std::int64_t batch = 1;
+  int operands = 0;
   for (int i = 0; i < layout.role_count; ++i) {
     const RoleFacts& role = recipe.roles[i];
     const BoundPack::Buffer& buffer = pack[role.slot];
@@ -78,6 +80,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     rl.kernel = kernel_layout(role, rl.given, buffer.is_view, k);
     layout.span_bytes[i] = bytes_of(role.data_type, rl.given.span());
     if (role.kind != ParamKind::kOperand) continue;
+    ++operands;
     batch = std::max(batch, rl.kernel.shape[0]);
     if (role.role == Role::kA && !have_m) {
       layout.problem.m = rl.kernel.shape[1];
@@ -88,7 +91,8 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
       have_n = true;
     }
   }
-  layout.problem.batch = batch;
+  // A plan without operand roles (the fallback engine's) runs its declared batch.
+  if (operands > 0) layout.problem.batch = batch;
 }
 
 void resolve_addresses(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,

@@ -6,6 +6,7 @@ namespace fusedgemm::recipe {
 namespace {
 
 std::string axis_rule(const AxisRule& rule) {
+  if (rule.source == Extent::kFixed) return fmt::format("{}", rule.fixed);
   if (rule.divisor == 1) return std::string(to_string(rule.source));
   return fmt::format("{}/{}", to_string(rule.source), rule.divisor);
 }
@@ -19,6 +20,7 @@ std::string_view to_string(Extent extent) {
     case Extent::kM: return "M";
     case Extent::kN: return "N";
     case Extent::kK: return "K";
+    case Extent::kFixed: return "fixed";
   }
   return "?";
 }

@@ -28,15 +28,17 @@ enum class ParamKind : std::uint8_t {
   kTap,             // program.taps[index]
   kQuantized,       // program.quantized_outputs[index] values
   kQuantizedScale,  // program.quantized_outputs[index] scales
+  kBuffer,          // the fallback engine's caller buffer `index` (fallback/program.h)
 };
 
-// Where one axis's extent comes from in a call: 1, or a problem extent divided (rounding
-// up) by a block size.
-enum class Extent : std::uint8_t { kOne, kBatch, kM, kN, kK };
+// Where one axis's extent comes from in a call: 1, a problem extent divided (rounding up)
+// by a block size, or the declared extent (the fallback engine runs the declared dims).
+enum class Extent : std::uint8_t { kOne, kBatch, kM, kN, kK, kFixed };
 
 struct AxisRule {
   Extent source = Extent::kOne;
   std::int64_t divisor = 1;  // block size of a scale buffer, else 1
+  std::int64_t fixed = 1;    // the extent, for kFixed
 };
 
 // Which batches a role accepts, given the call's batch b.

@@ -70,7 +70,12 @@ std::vector<DeferralCount> Plan::deferrals() const {
 }
 
 std::string Plan::describe() const {
-  return recipe::to_string(state_->recipe);
+  std::string out = fmt::format("engine: {}\n", to_string(state_->engine));
+  if (state_->declined)
+    out += fmt::format("declined by the fused engine: {}\n", state_->declined->message);
+  out += recipe::to_string(state_->recipe);
+  if (state_->runner) out += state_->runner->describe();
+  return out;
 }
 
 }  // namespace fusedgemm

@@ -32,12 +32,13 @@ std::map<std::string, int, std::less<>> slots_by_name(const recipe::Recipe& r) {
 
 PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
                      std::shared_ptr<Device> device_, std::shared_ptr<const LoadedKernel> kernel_,
-                     recipe::Recipe recipe_)
+                     recipe::Recipe recipe_, std::shared_ptr<const Runner> runner_)
     : engine(engine_),
       declined(std::move(declined_)),
       device(std::move(device_)),
       kernel(std::move(kernel_)),
       recipe(std::move(recipe_)),
+      runner(std::move(runner_)),
       call_rows(call_rows_of_table()),
       deferrals(new std::atomic<std::uint64_t>[recipe::rule_table().size()]()),
       slot_by_uid(slots_by_uid(recipe)),
@@ -123,8 +124,8 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
   // Encoding reads only addresses and layouts; a pack whose layouts break a rule or that
   // lacks a buffer is never launched as bound, so it is not prepared.
-  call->prepared =
-      call->layout_row < 0 && roles_missing == 0 && device->prepare(*kernel, call->args).is_ok();
+  call->prepared = kernel && call->layout_row < 0 && roles_missing == 0 &&
+                   device->prepare(*kernel, call->args).is_ok();
   call->launch = launch_config(recipe.config, call->layout.problem);
   for (int i = 0; i < call->layout.role_count; ++i) {
     const auto& r = recipe.roles[i];
@@ -163,6 +164,8 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
     return Status(ErrorCode::kIllegalCall,
                   recipe::rule_table()[row].call_explain(recipe, view, role));
   }
+
+  if (runner) return runner->run(view, stream);
 
   // Every rule passed: plan all seeds, then issue them, then launch.
   std::array<SeedPlan, recipe::kMaxRoles> seeds;

@@ -13,6 +13,7 @@
 #include "recipe/call_view.h"
 #include "recipe/recipe.h"
 #include "runtime/device.h"
+#include "runtime/runner.h"
 #include "runtime/seeds.h"
 
 namespace fusedgemm::runtime {
@@ -39,8 +40,10 @@ struct BoundCall {
 };
 
 struct PlanState {
+  // A fused plan has a kernel; a fallback plan has a runner instead.
   PlanState(Engine engine, std::optional<Decline> declined, std::shared_ptr<Device> device,
-            std::shared_ptr<const LoadedKernel> kernel, recipe::Recipe recipe);
+            std::shared_ptr<const LoadedKernel> kernel, recipe::Recipe recipe,
+            std::shared_ptr<const Runner> runner = nullptr);
 
   // 1. the pack's roles, layouts and problem (resolved at bind); 2. check every call rule in
   // table order, counting a deferral on the first broken one; 3. plan every seed, then
@@ -54,6 +57,7 @@ struct PlanState {
   const std::shared_ptr<Device> device;
   const std::shared_ptr<const LoadedKernel> kernel;
   const recipe::Recipe recipe;
+  const std::shared_ptr<const Runner> runner;
   // Rows of the rule table with call scope, in table order.
   const std::vector<int> call_rows;
   // Refused calls per rule-table row. Counting is the one thing a call changes; it is a
@@ -77,6 +81,7 @@ struct PlanState {
 struct PlanAccess {
   static const PlanState& state(const Plan& plan) { return *plan.state_; }
   static const BoundCall& call(const BoundPack& pack) { return *pack.call_; }
+  static Plan make(std::shared_ptr<const PlanState> state) { return Plan(std::move(state)); }
 };
 
 // The kernel arguments of a checked call: kernel-order extents and strides, stride 0 on

@@ -1,0 +1,193 @@
+// The fallback engine on the host device, through the public build and execute: a declined
+// graph runs on it, either engine can be forced, every flavor forced onto it matches the
+// fp64 reference without writing outside its elements, and its calls answer to the same
+// rule table (extents fixed to the declaration, its own workspace size).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "fusedgemm/graph_json.h"
+#include "fusedgemm/plan.h"
+#include "support/call_harness.h"
+#include "support/flavor_graphs.h"
+
+namespace fusedgemm::test {
+namespace {
+
+constexpr Major kM = Major::kM;
+constexpr Major kN = Major::kN;
+
+BuildOptions fallback_on_host() {
+  BuildOptions options{make_host_device()};
+  options.engine = Engine::kFallback;
+  return options;
+}
+
+// A host workspace of the plan's size.
+struct HostWorkspace {
+  explicit HostWorkspace(const Plan& plan) : words((plan.workspace_bytes() + 3) / 4) {}
+  Workspace get() { return {words.data(), words.size() * 4}; }
+  std::vector<float> words;
+};
+
+Result<Graph> load_example(const std::string& name) {
+  return load_graph(std::string(FUSEDGEMM_EXAMPLES_DIR) + "/" + name + ".json");
+}
+
+TEST(FallbackEngine, RunsTheGraphTheFusedEngineDeclines) {
+  auto graph = load_example("fallback_only");
+  ASSERT_TRUE(graph) << graph.status().message();
+  auto plan = build(graph.value(), BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(plan->engine(), Engine::kFallback);
+  ASSERT_TRUE(plan->declined().has_value());
+  EXPECT_EQ(plan->declined()->rule, "chained_gemm");
+  EXPECT_NE(plan->describe().find("matmul"), std::string::npos) << plan->describe();
+
+  auto call = CallBuffers::make(graph.value(), 3);
+  ASSERT_TRUE(call) << call.status().message();
+  call->prepare();
+  HostWorkspace ws(plan.value());
+  ASSERT_TRUE(plan->execute(call->pack(), ws.get(), nullptr));
+  EXPECT_TRUE(call->matches_reference(graph.value()));
+  EXPECT_TRUE(call->outside_untouched());
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+}
+
+TEST(FallbackEngine, ForcingTheFusedEngineOnADeclinedGraphFailsWithTheRule) {
+  auto graph = load_example("fallback_only");
+  ASSERT_TRUE(graph);
+  BuildOptions options{make_host_device()};
+  options.engine = Engine::kFused;
+  auto plan = build(graph.value(), options);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.status().code(), ErrorCode::kDeclined);
+  EXPECT_EQ(plan.status().message().rfind("chained_gemm:", 0), 0u) << plan.status().message();
+}
+
+TEST(FallbackEngine, AFusableGraphUsesTheFusedEngineUnlessForced) {
+  auto fused = make_flavor_graph(Flavor::kPlain, {});
+  ASSERT_TRUE(fused);
+  auto plan = build(fused->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->engine(), Engine::kFused);
+  EXPECT_FALSE(plan->declined());
+  auto forced = build(fused->graph, fallback_on_host());
+  ASSERT_TRUE(forced);
+  EXPECT_EQ(forced->engine(), Engine::kFallback);
+  EXPECT_FALSE(forced->declined()) << "forced, not declined";
+}
+
+// Every flavor forced onto the fallback engine, at shapes the fused engine would refuse
+// too (contiguous extents that are not 16-byte multiples), both majors, batch broadcast.
+TEST(FallbackEngine, EveryFlavorMatchesTheReference) {
+  const std::vector<FlavorShape> shapes = {
+      {.batch = 1, .m = 33, .n = 20, .k = 24},
+      {.batch = 3,
+       .m = 16,
+       .n = 18,
+       .k = 40,
+       .a_major = kM,
+       .b_major = kN,
+       .out_major = kM,
+       .a_batch_one = true,
+       .output_pad = 3},
+      {.batch = 2, .m = 1, .n = 9, .k = 7, .b_batch_one = true, .aux_batch_one = true},
+  };
+  int ran = 0;
+  for (const Flavor flavor : all_flavors()) {
+    for (const FlavorShape& shape : shapes) {
+      auto fg = make_flavor_graph(flavor, shape);
+      if (!fg) continue;  // a combination the flavor does not have (fp8 M-major, say)
+      SCOPED_TRACE(fmt::format("{} {}", to_string(flavor), to_string(shape)));
+      auto plan = build(fg->graph, fallback_on_host());
+      ASSERT_TRUE(plan) << plan.status().message();
+      auto call = CallBuffers::make(fg->graph, 11);
+      ASSERT_TRUE(call) << call.status().message();
+      call->prepare();
+      HostWorkspace ws(plan.value());
+      const Status s = plan->execute(call->pack(/*views=*/true), ws.get(), nullptr);
+      ASSERT_TRUE(s) << s.message();
+      EXPECT_TRUE(call->matches_reference(fg->graph));
+      EXPECT_TRUE(call->outside_untouched());
+      EXPECT_EQ(total_deferrals(plan.value()), 0u);
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, static_cast<int>(all_flavors().size()) * 2);
+}
+
+class FallbackRules : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto graph = load_example("fallback_only");
+    ASSERT_TRUE(graph);
+    graph_ = std::move(graph.value());
+    auto plan = build(graph_, BuildOptions{make_host_device()});
+    ASSERT_TRUE(plan) << plan.status().message();
+    plan_.emplace(std::move(plan.value()));
+    auto call = CallBuffers::make(graph_, 5);
+    ASSERT_TRUE(call);
+    call_.emplace(std::move(call.value()));
+    call_->fill_canary();
+  }
+
+  // Executes, expects a refusal by `rule` that wrote nothing and counted one deferral.
+  void expect_refused(const VariantPack& pack, Workspace ws, const std::string& rule) {
+    const Status s = plan_->execute(pack, ws, nullptr);
+    ASSERT_EQ(s.code(), ErrorCode::kIllegalCall) << s.message();
+    EXPECT_EQ(s.message().rfind(rule + ":", 0), 0u) << s.message();
+    EXPECT_EQ(plan_->explain(pack, ws).rule, rule);
+    EXPECT_EQ(deferral_map(*plan_)[rule], 1u);
+    EXPECT_TRUE(call_->all_canary());
+  }
+
+  // The call's buffers by name, with `name` given `view` instead.
+  VariantPack pack_with(const std::string& name, BufferView view) {
+    VariantPack pack;
+    for (const char* t : {"A", "B", "C", "D"}) {
+      pack.set(t, t == name ? view : BufferView::address((*call_)[t].buffer->data()));
+    }
+    return pack;
+  }
+
+  Graph graph_;
+  std::optional<Plan> plan_;
+  std::optional<CallBuffers> call_;
+};
+
+TEST_F(FallbackRules, ExtentsAreTheDeclaredOnes) {
+  const VariantPack pack = pack_with(
+      "A", BufferView::view((*call_)["A"].buffer->data(), {1, 128, 256}, {65536, 256, 1}));
+  HostWorkspace ws(*plan_);
+  expect_refused(pack, ws.get(), "extent");
+  EXPECT_NE(plan_->execute(pack, ws.get(), nullptr).message().find("declared"), std::string::npos);
+}
+
+TEST_F(FallbackRules, AShortWorkspaceIsRefused) {
+  ASSERT_GT(plan_->workspace_bytes(), 0u);
+  HostWorkspace ws(*plan_);
+  Workspace short_ws = ws.get();
+  short_ws.bytes = plan_->workspace_bytes() - 1;
+  expect_refused(call_->pack(), short_ws, "workspace");
+}
+
+TEST_F(FallbackRules, AnOutputOverlappingAnInputIsRefused) {
+  const VariantPack pack = pack_with("D", BufferView::address((*call_)["A"].buffer->data()));
+  HostWorkspace ws(*plan_);
+  const Status s = plan_->execute(pack, ws.get(), nullptr);
+  ASSERT_EQ(s.code(), ErrorCode::kIllegalCall);
+  EXPECT_EQ(s.message().rfind("buffer_overlap:", 0), 0u) << s.message();
+}
+
+TEST_F(FallbackRules, AMissingBufferIsRefused) {
+  VariantPack pack;
+  for (const char* name : {"A", "B", "D"}) {
+    pack.set((*call_)[name].uid, BufferView::address((*call_)[name].buffer->data()));
+  }
+  HostWorkspace ws(*plan_);
+  expect_refused(pack, ws.get(), "buffer_missing");
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
