@@ -14,6 +14,7 @@
 #include <string>
 
 #include "example_files.h"
+#include "fusedgemm/graph.h"
 #include "fusedgemm/graph_json.h"
 #include "fusion/analyze.h"
 #include "jit/context.h"
@@ -72,19 +73,15 @@ Result<std::shared_ptr<Context>> make_context(const std::filesystem::path& cache
 
 // Loads, optionally resizes, analyzes and gates a graph. nullopt (with the reason in
 // `declined`) when the support gate refuses it.
-std::optional<recipe::Recipe> make_recipe(const std::filesystem::path& file,
-                                          const reference::ProblemOverride& size,
+std::optional<recipe::Recipe> make_recipe(Graph& graph, const reference::ProblemOverride& size,
                                           std::string& declined) {
-  auto graph = load_graph(file.string());
-  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
-  if (!graph) return std::nullopt;
-  EXPECT_TRUE(graph->validate().is_ok());
+  EXPECT_TRUE(graph.validate().is_ok());
   if (size.any()) {
-    const Status resized = reference::resize_graph(graph.value(), size);
+    const Status resized = reference::resize_graph(graph, size);
     EXPECT_TRUE(resized.is_ok()) << resized.message();
-    EXPECT_TRUE(graph->validate().is_ok());
+    EXPECT_TRUE(graph.validate().is_ok());
   }
-  auto analysis = fusion::analyze(graph.value());
+  auto analysis = fusion::analyze(graph);
   EXPECT_TRUE(analysis.is_ok()) << analysis.status().message();
   if (!analysis) return std::nullopt;
   std::optional<Decline> decline = analysis->decline;
@@ -98,6 +95,15 @@ std::optional<recipe::Recipe> make_recipe(const std::filesystem::path& file,
   EXPECT_TRUE(recipe.is_ok()) << recipe.status().message();
   if (!recipe) return std::nullopt;
   return std::move(recipe.value());
+}
+
+std::optional<recipe::Recipe> make_recipe(const std::filesystem::path& file,
+                                          const reference::ProblemOverride& size,
+                                          std::string& declined) {
+  auto graph = load_graph(file.string());
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  if (!graph) return std::nullopt;
+  return make_recipe(graph.value(), size, declined);
 }
 
 // Compiles `recipe` in a fresh Context and checks the kernel and its ptxas report, then that
@@ -171,6 +177,44 @@ TEST(KernelCompile, BlockScaledFp8TakesTheBlockScaledMainloop) {
   EXPECT_EQ(recipe->config.tile_m, 64);
   EXPECT_EQ(recipe->config.tile_n, 128);
   EXPECT_EQ(recipe->config.tile_k, 128);  // one K step per 128-wide scale block
+  expect_compiles_cleanly(*recipe);
+}
+
+// The epilogue still fits next to the block-scaled mainloop when it is heavy: the example's
+// D plus gelu(D + bias[1, 1, N]) stored as bf16, a row-sum tap and an amax tap.
+TEST(KernelCompile, BlockScaledFp8WithAHeavyEpilogue) {
+  auto graph = load_graph(
+      (std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR) / "block_scaled_fp8.json").string());
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto d = graph->find_tensor("D");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const std::int64_t m = d.value()->dims()[1];
+  const std::int64_t n = d.value()->dims()[2];
+  auto bias = graph->tensor(
+      TensorAttributes().set_name("bias").set_dim({1, 1, n}).set_stride({n, n, 1}).set_data_type(
+          DataType::kFloat32));
+  auto biased =
+      graph->pointwise(d.value(), bias, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
+  auto act = graph->pointwise(biased, PointwiseAttributes().set_mode(PointwiseMode::kGeluErf));
+  act->set_name("E").set_data_type(DataType::kBFloat16).set_output(true);
+  auto row_sum = graph->reduction(act, ReductionAttributes().set_mode(ReductionMode::kAdd));
+  row_sum->set_name("row_sum")
+      .set_dim({1, m, 1})
+      .set_stride({m, 1, 1})
+      .set_data_type(DataType::kFloat32)
+      .set_output(true);
+  auto amax = graph->reduction(biased, ReductionAttributes().set_mode(ReductionMode::kAmax));
+  amax->set_name("amax")
+      .set_dim({1, 1, 1})
+      .set_stride({1, 1, 1})
+      .set_data_type(DataType::kFloat32)
+      .set_output(true);
+  std::string declined;
+  std::optional<recipe::Recipe> recipe = make_recipe(graph.value(), {}, declined);
+  ASSERT_TRUE(declined.empty()) << declined;
+  ASSERT_TRUE(recipe.has_value());
+  EXPECT_EQ(recipe->config.tile_m, 64);
+  EXPECT_EQ(recipe->config.tile_n, 128);
   expect_compiles_cleanly(*recipe);
 }
 

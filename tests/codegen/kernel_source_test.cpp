@@ -419,6 +419,18 @@ TEST(KernelSource, RefusesScaledNextToUnscaledOperands) {
                      "block-scaled");
 }
 
+// Three block-scaled GEMMs need 3 x 2 fragments of 32 registers even at 64x64.
+TEST(KernelSource, RefusesThreeBlockScaledGemms) {
+  expect_unavailable(edited_recipe({.name = "three_scaled",
+                                    .a_type = DataType::kFp8E4M3,
+                                    .b_type = DataType::kFp8E4M3,
+                                    .gated = true,
+                                    .block_scaled = true},
+                                   [](FusionProgram& p) { p.gemms.push_back(p.gemms.front()); }),
+                     "kernel_block_scale: graph 'three_scaled': 3 block-scaled GEMMs; legal: at "
+                     "most 2");
+}
+
 TEST(KernelSource, RefusesFp4NamingTheOperand) {
   expect_unavailable(edited_recipe({.name = "fp4"},
                                    [](FusionProgram& p) {
