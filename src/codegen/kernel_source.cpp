@@ -23,6 +23,8 @@ constexpr int kBarrierBytes = 8;              // one mbarrier per stage
 constexpr int kMaxDynamicBytes = 227 * 1024;  // Hopper's per-block opt-in limit
 constexpr int kThreads = 128;                 // one warpgroup
 constexpr int kMaxAccumulatorsPerThread = 128;
+// The K (and B's N) extent of a block scale the kernel reads (rule block_scale_shape).
+constexpr int kScaleBlockElems = 128;
 
 // A name from the graph inside a // comment: printable ASCII only, so no name can end the
 // comment or change the code.
@@ -57,6 +59,7 @@ struct OperandFacts {
   DataType type = DataType::kNotSet;
   std::string name;
   int element_bytes = 2;
+  int scale_param = -1;  // recipe role index of its block scales, or -1
 };
 
 class SourceBuilder {
@@ -75,6 +78,8 @@ class SourceBuilder {
   }
 
  private:
+  bool block_scaled() const { return p_.operands[0].block_scale.has_value(); }
+
   std::string role_text(int o) const {
     return fmt::format("role {} '{}'", to_string(p_.operands[o].role), operands_[o].name);
   }
@@ -97,20 +102,25 @@ class SourceBuilder {
       f.element_bytes = std::max(1, bits_of(f.type) / 8);
       for (std::size_t r = 0; r < recipe_.roles.size(); ++r) {
         const auto& role = recipe_.roles[r];
-        if (role.kind == recipe::ParamKind::kOperand && role.index == static_cast<int>(o)) {
-          f.param = static_cast<int>(r);
-        }
+        if (role.index != static_cast<int>(o)) continue;
+        if (role.kind == recipe::ParamKind::kOperand) f.param = static_cast<int>(r);
+        if (role.kind == recipe::ParamKind::kOperandScale) f.scale_param = static_cast<int>(r);
       }
       operands_.push_back(f);
       const int i = static_cast<int>(o);
       FG_CHECK(f.param >= 0, ErrorCode::kInternal,
                fmt::format("kernel_argument_plan: {}: no kernel parameter reads it", role_text(i)));
-      FG_CHECK(!op.block_scale, ErrorCode::kUnavailable,
-               fmt::format("kernel_block_scale: {}: block-scaled {} operands (scales per {}x{}) "
-                           "are not generated yet; legal: bf16, fp16, or fp8 with per-tensor "
-                           "scales applied in the epilogue",
-                           role_text(i), to_string(f.type), op.block_scale->block_rows,
-                           op.block_scale->block_cols));
+      FG_CHECK(!op.block_scale || f.scale_param >= 0, ErrorCode::kInternal,
+               fmt::format("kernel_argument_plan: {}: no kernel parameter reads its block scales",
+                           role_text(i)));
+      // One mainloop per kernel: with block scales (every operand) or without (none).
+      FG_CHECK(op.block_scale.has_value() == p_.operands[0].block_scale.has_value(),
+               ErrorCode::kUnavailable,
+               fmt::format("kernel_block_scale: {}: {} next to {}, {}; legal: every operand of one "
+                           "kernel block-scaled, or none",
+                           role_text(i), op.block_scale ? "block-scaled" : "not block-scaled",
+                           role_text(0),
+                           p_.operands[0].block_scale ? "block-scaled" : "not block-scaled"));
       FG_CHECK(!mma_type(f.type).empty(), ErrorCode::kUnavailable,
                fmt::format("kernel_operand_type: {}: {} operands are not generated yet; legal: "
                            "bf16, fp16, fp8_e4m3, fp8_e5m2",
@@ -125,6 +135,12 @@ class SourceBuilder {
                       "kernel share one element width",
                       role_text(i), to_string(f.type), role_text(0), to_string(operands_[0].type)));
     }
+    // Two fp32 fragments per GEMM (kernels/gemm_sm90_block_scale.cuh) fit 128 registers
+    // at a 64x64 tile for at most two GEMMs.
+    FG_CHECK(!block_scaled() || p_.gemms.size() <= 2, ErrorCode::kUnavailable,
+             fmt::format("kernel_block_scale: graph '{}': {} block-scaled GEMMs; legal: at most "
+                         "2 block-scaled GEMMs in one kernel",
+                         p_.graph_name, p_.gemms.size()));
     for (const auto& gemm : p_.gemms) {
       const DataType a = operands_[gemm.a].type;
       const DataType b = operands_[gemm.b].type;
@@ -139,16 +155,25 @@ class SourceBuilder {
 
   Status check_config() {
     const auto& c = recipe_.config;
-    const int accumulators = static_cast<int>(p_.gemms.size()) * c.tile_m * c.tile_n / kThreads;
+    // A block-scaled mainloop keeps a second fragment per GEMM (the K block's partial sum).
+    const int fragments = block_scaled() ? 2 : 1;
+    const int accumulators =
+        fragments * static_cast<int>(p_.gemms.size()) * c.tile_m * c.tile_n / kThreads;
+    // Block-scaled: every K step is one 128-wide scale block, and a tile's columns lie in one
+    // 128-column block of B's scales.
+    const bool scale_blocks_align =
+        !block_scaled() || (c.tile_k == kScaleBlockElems && kScaleBlockElems % c.tile_n == 0);
     const bool ok = (c.tile_m == 64 || c.tile_m == 128) && (c.tile_n == 64 || c.tile_n == 128) &&
                     c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.stages >= 1 &&
-                    c.threads == kThreads && accumulators <= kMaxAccumulatorsPerThread;
+                    c.threads == kThreads && accumulators <= kMaxAccumulatorsPerThread &&
+                    scale_blocks_align;
     FG_CHECK(ok, ErrorCode::kInternal,
              fmt::format("kernel_config: graph '{}': tile {}x{}x{}, {} stages, {} threads, {} "
                          "accumulators per thread; legal: tile M and N 64 or 128, tile K 128 "
-                         "bytes, 128 threads, at most {} accumulators",
+                         "bytes, 128 threads, at most {} accumulators (block-scaled: two per "
+                         "output, tile K and a multiple of tile N {})",
                          p_.graph_name, c.tile_m, c.tile_n, c.tile_k, c.stages, c.threads,
-                         accumulators, kMaxAccumulatorsPerThread));
+                         accumulators, kMaxAccumulatorsPerThread, kScaleBlockElems));
     return Status::ok();
   }
 
@@ -214,7 +239,7 @@ class SourceBuilder {
          c.tile_n, c.tile_k, c.stages, kThreads, out_.shared_bytes);
     line("// Grid (ceil(N / {}), ceil(M / {}), batch).", c.tile_n, c.tile_m);
     line("#define FUSEDGEMM_KERNEL_DEBUG {}", options_.debug ? 1 : 0);
-    line("#include \"kernels/gemm_sm90.cuh\"");
+    line("#include \"kernels/{}\"", block_scaled() ? "gemm_sm90_block_scale.cuh" : "gemm_sm90.cuh");
     line("");
     line("struct FusedgemmConfig {{");
     line("  static constexpr int kTileM = {};", c.tile_m);
@@ -252,6 +277,14 @@ class SourceBuilder {
     }
     line("  static constexpr int kGemmA[kGemmCount] = {{{}}};", gemm_a);
     line("  static constexpr int kGemmB[kGemmCount] = {{{}}};", gemm_b);
+    if (block_scaled()) {
+      std::string scale_params;
+      for (const auto& f : operands_) {
+        scale_params += fmt::format("{}{}", scale_params.empty() ? "" : ", ", f.scale_param);
+      }
+      line("  // kernel parameter of each operand's fp32 block scales");
+      line("  static constexpr int kOperandScaleParam[kOperandCount] = {{{}}};", scale_params);
+    }
     line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
     line("}};");
     line("");
@@ -272,7 +305,8 @@ class SourceBuilder {
     line("// ---- entry ----");
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);
     line("fusedgemm_kernel(const __grid_constant__ fusedgemm::kernels::KernelArgs args) {{");
-    line("  using Kernel = fusedgemm::kernels::GemmSm90<FusedgemmConfig>;");
+    line("  using Kernel = fusedgemm::kernels::{}<FusedgemmConfig>;",
+         block_scaled() ? "GemmSm90BlockScaled" : "GemmSm90");
     line("  extern __shared__ __align__(1024) unsigned char fusedgemm_smem[];");
     line("  Kernel::Accumulators acc;");
     line("  const fusedgemm::kernels::TileCoord tile = Kernel::tile_coord();");

@@ -66,8 +66,9 @@ struct KernelSource {
 };
 
 // Fails with kUnavailable, naming the operand and its type, for what the kernel cannot read
-// yet (block-scaled operands, fp4, fp8 not K-major, mixed operand types); with kInternal
-// when recipe.config is not a configuration the kernel has.
+// yet (fp4, fp8 not K-major, mixed operand types, block-scaled next to unscaled operands);
+// with kInternal when recipe.config is not a configuration the kernel has. Block-scaled
+// operands instantiate GemmSm90BlockScaled (kernels/gemm_sm90_block_scale.cuh).
 Result<KernelSource> generate_kernel_source(const recipe::Recipe& recipe,
                                             const EpilogueCode& epilogue,
                                             const KernelSourceOptions& options = {});

@@ -24,7 +24,8 @@
 //   4. thread 0 refills stage s with K step kt + kStages (arrive.expect_tx, then the boxes)
 // Loads run kStages - 1 steps ahead of the MMAs; a step's wgmma are not overlapped with the
 // next step's (wait_group 0), which needs no "empty" barriers. Shared-memory map:
-// kernels/gemm_sm90_config.cuh (GemmSm90Layout).
+// kernels/gemm_sm90_config.cuh (GemmSm90Layout). Steps 1, 3 and 4 are `pipeline`, shared
+// with the block-scaled mainloop (kernels/gemm_sm90_block_scale.cuh), which replaces step 2.
 //
 // FUSEDGEMM_KERNEL_DEBUG 1, defined before this header (generated source: from
 // KernelSourceOptions::debug, so it is part of the source and of the cache key), checks the
@@ -183,9 +184,10 @@ struct GemmSm90 {
     }
   }
 
-  // acc[g] += A_g * B_g^T for GEMMs G.. over MMA K step `kk` of the stage at `stage_base`.
+  // acc[g] (+)= A_g * B_g^T for GEMMs G.. over MMA K step `kk` of the stage at `stage_base`;
+  // scale_d 0 overwrites acc[g], 1 accumulates (wgmma's scale-d).
   template <int G>
-  __device__ static void mma_gemms(unsigned stage_base, int kk, Accumulators& acc) {
+  __device__ static void mma_gemms(unsigned stage_base, int kk, int scale_d, Accumulators& acc) {
     if constexpr (G < kGemms) {
       constexpr int a = Config::kGemmA[G];
       constexpr int b = Config::kGemmB[G];
@@ -199,19 +201,23 @@ struct GemmSm90 {
             descriptor<a>(stage_base + Layout::operand_offset(a), group, kk);
         ptx::wgmma_mma_async<kTileN, op_a.type, op_b.type, op_a.major == OperandMajor::kMN,
                              op_b.major == OperandMajor::kMN>(&acc[G][group * Frag::kPerGroup],
-                                                              desc_a, desc_b, 1);
+                                                              desc_a, desc_b, scale_d);
       }
-      mma_gemms<G + 1>(stage_base, kk, acc);
+      mma_gemms<G + 1>(stage_base, kk, scale_d, acc);
     }
   }
 
-  // All 128 threads: acc[g] += A_g * B_g^T over one stage, waiting for the MMAs to finish.
-  __device__ static void mma_stage(unsigned base, int stage, Accumulators& acc) {
+  // All 128 threads: acc[g] += A_g * B_g^T over one stage (acc[g] = A_g * B_g^T where
+  // `overwrite`), waiting for the MMAs to finish.
+  __device__ static void mma_stage(unsigned base, int stage, Accumulators& acc,
+                                   bool overwrite = false) {
     const unsigned stage_base = base + static_cast<unsigned>(stage * Layout::kStageBytes);
     __syncwarp();  // wgmma is .sync.aligned: each warp converged after the barrier wait loop
     ptx::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kKSteps; ++kk) mma_gemms<0>(stage_base, kk, acc);
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      mma_gemms<0>(stage_base, kk, overwrite && kk == 0 ? 0 : 1, acc);
+    }
     ptx::wgmma_commit_group();
     ptx::wgmma_wait_group<0>();
 #pragma unroll
@@ -252,11 +258,34 @@ struct GemmSm90 {
     }
   }
 
+  // The stage math of the plain mainloop: acc[g] += A_g * B_g^T over each stage.
+  struct AccumulateStages {
+    Accumulators& acc;
+    __device__ void operator()(unsigned base, int stage, int /*k_step*/) {
+      mma_stage(base, stage, acc);
+    }
+  };
+
   // Runs the mainloop of this CTA's tile into `acc` and returns the epilogue's scratch (the
   // start of the now idle stage ring, kEpilogueScratchBytes long). `smem` is the kernel's
   // dynamic shared memory of at least Layout::kDynamicBytes.
   __device__ static float* run(const KernelArgs& args, unsigned char* smem, const TileCoord& tile,
                                Accumulators& acc) {
+#pragma unroll
+    for (int g = 0; g < kGemms; ++g) {
+#pragma unroll
+      for (int i = 0; i < Frag::kCount; ++i) acc[g][i] = 0.0f;
+    }
+    AccumulateStages math{acc};
+    return pipeline(args, smem, tile, math);
+  }
+
+  // The TMA ring every mainloop shares: `math(base, stage, k_step)`, called by all 128
+  // threads once K step k_step has landed in `stage`, consumes it with wgmma (and must have
+  // waited for them) before the stage is refilled. Returns the epilogue's scratch, as run.
+  template <class StageMath>
+  __device__ static float* pipeline(const KernelArgs& args, unsigned char* smem,
+                                    const TileCoord& tile, StageMath& math) {
     if constexpr (FUSEDGEMM_KERNEL_DEBUG) {
       if (threadIdx.x == 0) check_launch(args);
     }
@@ -270,11 +299,6 @@ struct GemmSm90 {
       for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(full_barrier(base, s), 1);
       ptx::fence_mbarrier_init();
     }
-#pragma unroll
-    for (int g = 0; g < kGemms; ++g) {
-#pragma unroll
-      for (int i = 0; i < Frag::kCount; ++i) acc[g][i] = 0.0f;
-    }
     __syncthreads();  // barriers initialised before anyone waits on them
 
     if (producer) {
@@ -283,7 +307,7 @@ struct GemmSm90 {
     for (int kt = 0; kt < k_steps; ++kt) {
       const int stage = kt % kStages;
       wait_full(base, stage, kt);
-      mma_stage(base, stage, acc);
+      math(base, stage, kt);
       __syncthreads();  // every warp's MMAs on `stage` are done before it is refilled
       if (producer && kt + kStages < k_steps) load_stage(args, base, stage, kt + kStages, tile);
     }

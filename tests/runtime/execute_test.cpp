@@ -61,10 +61,13 @@ const std::vector<ExecuteShape>& bf16_shapes() {
   return kShapes;
 }
 
-// Block-scaled fp8: K-major only, K and N multiples of 128.
+// Block-scaled fp8: K-major only; K and N multiples of 128 or ragged (a partial last scale
+// block: 272 = 2 * 128 + 16, 144 = 128 + 16), M down to 1.
 const std::vector<ExecuteShape>& block_scaled_shapes() {
   static const std::vector<ExecuteShape> kShapes = {
       {{.batch = 1, .m = 72, .n = 128, .k = 128}},
+      {{.batch = 1, .m = 40, .n = 144, .k = 272}},
+      {{.batch = 3, .m = 1, .n = 144, .k = 272, .a_batch_one = true}, true},
       {{.batch = 2, .m = 40, .n = 256, .k = 256, .a_batch_one = true, .output_pad = 8}, true},
       {{.batch = 3,
         .m = 16,
