@@ -1,0 +1,148 @@
+// The fused engine against the fallback engine on the GPU: for every flavor over a grid of
+// shapes (M, N, K of 1, ragged edges, N == K, batch 1 and 3, both majors), each engine's
+// outputs match the fp64 reference and the two agree with each other within the stored
+// type's tolerance; a shape the fused engine refuses or declines runs on the fallback alone.
+// The declined example runs on the fallback engine. Suites named *Gpu* carry the ctest label
+// `gpu` and skip without a device.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "fusedgemm/graph_json.h"
+#include "fusedgemm/plan.h"
+#include "reference/compare.h"
+#include "support/call_harness.h"
+#include "support/device_call.h"
+#include "support/flavor_graphs.h"
+
+namespace fusedgemm::test {
+namespace {
+
+constexpr Major kM = Major::kM;
+constexpr Major kN = Major::kN;
+
+// What one engine wrote: the host copies of every written tensor, after the call.
+struct EngineRun {
+  bool ran = false;
+  std::vector<reference::HostTensor> written;
+};
+
+// Builds `graph` on `engine`, executes it once on inputs from `seed`, and checks the outputs
+// against the reference and the guards. A fused engine that declines the graph, or refuses
+// the call by a layout rule (a contiguous extent TMA cannot read), does not run.
+EngineRun run_engine(const std::shared_ptr<Device>& device, const Graph& graph_in, Engine engine,
+                     std::uint64_t seed) {
+  SCOPED_TRACE(std::string(to_string(engine)));
+  EngineRun run;
+  Graph graph = graph_in;
+  BuildOptions options{device};
+  options.engine = engine;
+  auto plan = build(graph, options);
+  if (!plan && engine == Engine::kFused && plan.status().code() == ErrorCode::kDeclined) {
+    return run;
+  }
+  EXPECT_TRUE(plan) << plan.status().message();
+  if (!plan) return run;
+  auto call = CallBuffers::make(graph, seed);
+  EXPECT_TRUE(call) << call.status().message();
+  if (!call) return run;
+  call->prepare();
+  DeviceCall device_call(device, call.value());
+  EXPECT_TRUE(device_call.upload());
+  auto workspace = device_call.workspace(plan->workspace_bytes());
+  EXPECT_TRUE(workspace) << workspace.status().message();
+  if (!workspace) return run;
+  const Status executed = plan->execute(device_call.pack(), workspace.value(), nullptr);
+  if (!executed && engine == Engine::kFused && executed.code() == ErrorCode::kIllegalCall) {
+    const std::string rule = executed.message().substr(0, executed.message().find(':'));
+    EXPECT_TRUE(rule == "contiguous_extent" || rule == "major" || rule == "stride_alignment")
+        << executed.message();
+    return run;
+  }
+  EXPECT_TRUE(executed) << executed.message();
+  if (!executed) return run;
+  EXPECT_TRUE(device_call.download());
+  EXPECT_TRUE(call->matches_reference(graph));
+  EXPECT_TRUE(call->outside_untouched());
+  EXPECT_EQ(total_deferrals(plan.value()), 0u);
+  for (const CallTensor& t : call->tensors()) {
+    if (!t.written) continue;
+    reference::HostTensor host{t.type, t.layout, {}};
+    host.bytes.assign(t.buffer->data(), t.buffer->data() + t.buffer->size());
+    run.written.push_back(std::move(host));
+  }
+  run.ran = true;
+  return run;
+}
+
+// The fallback's values as the expectation the fused output is compared with.
+reference::OutputValues as_expected(const reference::HostTensor& t) {
+  reference::OutputValues out{0, t.type, t.layout.shape, {}, {}};
+  for (std::int64_t b = 0; b < t.layout.shape[0]; ++b) {
+    for (std::int64_t r = 0; r < t.layout.shape[1]; ++r) {
+      for (std::int64_t c = 0; c < t.layout.shape[2]; ++c) out.values.push_back(t.at(b, r, c));
+    }
+  }
+  out.rounded = out.values;
+  return out;
+}
+
+class DifferentialGpu : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto device = make_cuda_device(0);
+    if (!device) GTEST_SKIP() << device.status().message();
+    device_ = device.value();
+  }
+
+  // Returns whether both engines ran (and agreed).
+  bool compare_engines(const Graph& graph, std::uint64_t seed) {
+    const EngineRun fused = run_engine(device_, graph, Engine::kFused, seed);
+    const EngineRun fallback = run_engine(device_, graph, Engine::kFallback, seed);
+    EXPECT_TRUE(fallback.ran) << "the fallback engine must run every valid graph";
+    if (!fused.ran || !fallback.ran) return false;
+    EXPECT_EQ(fused.written.size(), fallback.written.size());
+    for (std::size_t i = 0; i < fused.written.size() && i < fallback.written.size(); ++i) {
+      const auto cmp = reference::compare(fused.written[i], as_expected(fallback.written[i]));
+      EXPECT_TRUE(cmp.passed()) << "written tensor " << i << ": fused vs fallback "
+                                << cmp.summary();
+    }
+    return true;
+  }
+
+  std::shared_ptr<Device> device_;
+};
+
+TEST_F(DifferentialGpu, EveryFlavorFusedAgreesWithFallback) {
+  const std::vector<FlavorShape> shapes = {
+      {.batch = 1, .m = 200, .n = 144, .k = 272},
+      {.batch = 3, .m = 72, .n = 96, .k = 96, .a_major = kM, .b_major = kN, .out_major = kM},
+      {.batch = 3, .m = 64, .n = 40, .k = 40, .a_batch_one = true, .aux_batch_one = true},
+      {.batch = 1, .m = 1, .n = 256, .k = 128},
+      {.batch = 2, .m = 128, .n = 1, .k = 64, .b_batch_one = true},
+      {.batch = 1, .m = 16, .n = 32, .k = 1},
+  };
+  int both = 0;
+  for (const Flavor flavor : all_flavors()) {
+    for (const FlavorShape& shape : shapes) {
+      auto fg = make_flavor_graph(flavor, shape);
+      if (!fg) continue;  // a combination the flavor does not have
+      SCOPED_TRACE(fmt::format("{} {}", to_string(flavor), to_string(shape)));
+      both += compare_engines(fg->graph, 21) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(both, static_cast<int>(all_flavors().size()));
+}
+
+TEST_F(DifferentialGpu, TheDeclinedExampleRunsOnTheFallbackEngine) {
+  auto graph = load_graph(std::string(FUSEDGEMM_EXAMPLES_DIR) + "/fallback_only.json");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate());
+  auto plan = build(graph.value(), BuildOptions{device_});
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(plan->engine(), Engine::kFallback);
+  EXPECT_TRUE(run_engine(device_, graph.value(), Engine::kFallback, 4).ran);
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
