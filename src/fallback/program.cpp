@@ -34,8 +34,11 @@ class Planner {
   explicit Planner(const Graph& graph) : graph_(graph) { program_.graph_name = graph.name(); }
 
   Result<Program> plan() {
+    find_live_nodes();
     add_buffers_and_values();
-    for (const Node& node : graph_.nodes()) add_node(node);
+    for (std::size_t i = 0; i < graph_.nodes().size(); ++i) {
+      if (live_node_[i]) add_node(graph_.nodes()[i]);
+    }
     for (std::size_t i = 0; i < program_.buffers.size(); ++i) {
       const Buffer& b = program_.buffers[i];
       if (!b.written) continue;
@@ -49,10 +52,29 @@ class Planner {
   }
 
  private:
+  // A node no output depends on is not run, and a tensor only such nodes read is not a
+  // buffer of the plan (as in the fused engine's analysis, so one pack fits both engines).
+  void find_live_nodes() {
+    const auto& nodes = graph_.nodes();
+    std::set<const TensorAttributes*> live;
+    for (const Tensor& t : graph_.tensors()) {
+      if (t->is_output()) live.insert(t.get());
+    }
+    live_node_.assign(nodes.size(), false);
+    for (std::size_t i = nodes.size(); i-- > 0;) {
+      for (const Tensor& t : nodes[i].outputs)
+        live_node_[i] = live_node_[i] || live.contains(t.get());
+      if (!live_node_[i]) continue;
+      for (const Tensor& t : nodes[i].inputs) live.insert(t.get());
+    }
+  }
+
   void add_buffers_and_values() {
     std::set<const TensorAttributes*> produced;
     std::map<const TensorAttributes*, Role> use;
-    for (const Node& node : graph_.nodes()) {
+    for (std::size_t n = 0; n < graph_.nodes().size(); ++n) {
+      if (!live_node_[n]) continue;
+      const Node& node = graph_.nodes()[n];
       for (const Tensor& t : node.outputs) produced.insert(t.get());
       for (std::size_t i = 0; i < node.inputs.size(); ++i) {
         Role role = Role::kAux;
@@ -157,6 +179,7 @@ class Planner {
   Program program_;
   std::map<const TensorAttributes*, int> value_of_;
   std::map<int, int> converted_;
+  std::vector<bool> live_node_;
 };
 
 }  // namespace

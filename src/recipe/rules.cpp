@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernel_args.h"
 #include "recipe/call_rules.h"
 #include "recipe/limits.h"
 
@@ -299,6 +300,44 @@ std::string quantized_explain(const FusionProgram& p, int item) {
       to_string(q.major), q.block_rows, q.block_cols);
 }
 
+// --- kernel_buffer_count / tma_descriptor_count -----------------------------------------
+
+// Kernel parameters the recipe will make: one per operand, operand scale, aux, output, tap,
+// and two per quantized output (values and scales).
+int kernel_buffers(const FusionProgram& p) noexcept {
+  int count = 0;
+  for (const auto& op : p.operands) count += op.block_scale ? 2 : 1;
+  return count + static_cast<int>(p.aux.size() + p.outputs.size() + p.taps.size() +
+                                  2 * p.quantized_outputs.size());
+}
+
+int buffer_count_violation(const FusionProgram& p) noexcept {
+  return kernel_buffers(p) > kernels::kMaxKernelBuffers ? 0 : -1;
+}
+
+std::string buffer_count_explain(const FusionProgram& p, int) {
+  return fmt::format(
+      "kernel_buffer_count: graph '{}': {} operands (with scales), {} aux, {} outputs, {} taps "
+      "and {} quantized outputs need {} kernel parameters; legal: at most {}",
+      p.graph_name, p.operands.size(), p.aux.size(), p.outputs.size(), p.taps.size(),
+      p.quantized_outputs.size(), kernel_buffers(p), kernels::kMaxKernelBuffers);
+}
+
+int tma_count_violation(const FusionProgram& p) noexcept {
+  return static_cast<int>(p.operands.size()) > kernels::kMaxTmaDescriptors
+             ? kernels::kMaxTmaDescriptors
+             : -1;
+}
+
+std::string tma_count_explain(const FusionProgram& p, int item) {
+  return fmt::format(
+      "tma_descriptor_count: {}: operand {} of {} distinct matmul operands, each read through "
+      "its own TMA descriptor; legal: at most {} distinct operands (share A or B between "
+      "matmuls)",
+      role_tensor(p, p.operands[item].role, p.operands[item].buffer), item + 1, p.operands.size(),
+      kernels::kMaxTmaDescriptors);
+}
+
 constexpr std::array kRules = {
     // Structure: analyze() declines these while it builds the fusion program.
     Rule{"no_matmul", RuleScope::kStructure, "at least one matmul feeds the outputs"},
@@ -347,6 +386,11 @@ constexpr std::array kRules = {
     Rule{"quantized_block_shape", RuleScope::kBuild,
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},
+    Rule{"kernel_buffer_count", RuleScope::kBuild,
+         "at most 16 kernel parameters (operands, scales, aux, outputs, taps, quantized x2)",
+         buffer_count_violation, buffer_count_explain},
+    Rule{"tma_descriptor_count", RuleScope::kBuild, "at most 6 distinct matmul operands",
+         tma_count_violation, tma_count_explain},
 // Call: every execute and explain walks these, in this order.
 #define FG_CALL_ROW(name, per_call, legal)                                          \
   Rule {                                                                            \

@@ -106,10 +106,11 @@ std::map<std::string, std::uint64_t> deferral_map(const Plan& plan);
 // Sum of every deferral counter.
 std::uint64_t total_deferrals(const Plan& plan);
 
-// A workspace of the plan's size (a norm2 tap's plan needs 16 bytes), per test thread.
+// A host workspace of the plan's size, per test thread, valid until the next call.
 inline Workspace workspace_of(const Plan& plan) {
-  alignas(256) static thread_local std::uint8_t storage[4096];
-  return plan.workspace_bytes() ? Workspace{storage, plan.workspace_bytes()} : Workspace{};
+  static thread_local std::vector<std::uint64_t> storage;
+  storage.resize((plan.workspace_bytes() + 7) / 8);
+  return plan.workspace_bytes() ? Workspace{storage.data(), plan.workspace_bytes()} : Workspace{};
 }
 
 }  // namespace fusedgemm::test

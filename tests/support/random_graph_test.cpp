@@ -191,27 +191,39 @@ TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
     auto rg = make_random_graph(seed);
     ASSERT_TRUE(rg) << "seed " << seed << ": " << rg.status().message();
     SCOPED_TRACE(seed_line(rg.value()));
+    // A declined graph runs on the fallback engine, naming the rule; a fusable one runs
+    // fused and, forced, on the fallback too. Every run matches the reference.
     auto plan = build(rg->graph, BuildOptions(device));
-    if (!rg->expected_decline.empty()) {
-      ASSERT_FALSE(plan) << "built, expected a decline by " << rg->expected_decline;
-      EXPECT_EQ(plan.status().code(), ErrorCode::kDeclined) << plan.status().message();
-      const std::string message = plan.status().message();
-      const std::string rule = message.substr(0, message.find(':'));
-      EXPECT_TRUE(is_rule(rule)) << message;
-      EXPECT_EQ(rule, rg->expected_decline) << message;
-      continue;
-    }
     ASSERT_TRUE(plan) << plan.status().message();
-    auto call = CallBuffers::make(rg->graph, seed);
-    ASSERT_TRUE(call) << call.status().message();
-    call->prepare();
-    const Status s = plan->execute(live_pack(call.value(), plan.value(), seed % 2 == 1),
-                                   workspace_of(plan.value()), nullptr);
-    ASSERT_TRUE(s) << s.message();
-    EXPECT_EQ(total_deferrals(plan.value()), 0u);
-    EXPECT_TRUE(call->matches_reference(rg->graph));
-    EXPECT_TRUE(call->outside_untouched());
-    ++executed;
+    if (!rg->expected_decline.empty()) {
+      EXPECT_EQ(plan->engine(), Engine::kFallback);
+      ASSERT_TRUE(plan->declined().has_value()) << "expected a decline by " << rg->expected_decline;
+      EXPECT_TRUE(is_rule(plan->declined()->rule)) << plan->declined()->message;
+      EXPECT_EQ(plan->declined()->rule, rg->expected_decline) << plan->declined()->message;
+    } else {
+      EXPECT_EQ(plan->engine(), Engine::kFused);
+    }
+    std::vector<Plan> plans{std::move(plan.value())};
+    if (rg->expected_decline.empty()) {
+      BuildOptions forced(device);
+      forced.engine = Engine::kFallback;
+      auto fallback = build(rg->graph, forced);
+      ASSERT_TRUE(fallback) << fallback.status().message();
+      plans.push_back(std::move(fallback.value()));
+    }
+    for (const Plan& p : plans) {
+      SCOPED_TRACE(to_string(p.engine()));
+      auto call = CallBuffers::make(rg->graph, seed);
+      ASSERT_TRUE(call) << call.status().message();
+      call->prepare();
+      const Status s =
+          p.execute(live_pack(call.value(), p, seed % 2 == 1), workspace_of(p), nullptr);
+      ASSERT_TRUE(s) << s.message();
+      EXPECT_EQ(total_deferrals(p), 0u);
+      EXPECT_TRUE(call->matches_reference(rg->graph));
+      EXPECT_TRUE(call->outside_untouched());
+      ++executed;
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
