@@ -89,6 +89,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     }
   }
   layout.problem.batch = batch;
+  layout.workspace = workspace_layout(recipe, layout.problem);
 }
 
 void resolve_addresses(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,

@@ -10,6 +10,7 @@
 #include "fusedgemm/plan.h"
 #include "kernels/kernel_args.h"
 #include "recipe/recipe.h"
+#include "recipe/workspace.h"
 
 namespace fusedgemm::recipe {
 
@@ -33,6 +34,8 @@ struct CallLayout {
   // Bytes from each role's base to past its last element; kept apart from `roles` so the
   // per-call overlap check walks one small array.
   std::array<std::int64_t, kMaxRoles> span_bytes{};
+  // Where the taps' counters and partials lie for this problem, and the bytes they need.
+  WorkspaceLayout workspace;
 };
 
 // One call: the bound layouts plus what changes every call.

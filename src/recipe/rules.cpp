@@ -375,7 +375,8 @@ constexpr std::array kRules = {
     FG_CALL_ROW(buffer_overlap, true, "written buffers share no memory with any other buffer"),
     FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),
     FG_CALL_ROW(scale_layout, false, "block scales are one dense run"),
-    FG_CALL_ROW(workspace, true, "a workspace of at least the plan's workspace_bytes"),
+    FG_CALL_ROW(workspace, true,
+                "with taps, a 16-byte aligned workspace of Plan::workspace_bytes(pack) bytes"),
 #undef FG_CALL_ROW
 };
 

@@ -43,7 +43,6 @@ TEST(PlanEpilogue, TapShapesFollowTheReducedAxes) {
   EXPECT_EQ(plan.aux_param, std::vector<int>{2});
   EXPECT_EQ(plan.output_param, std::vector<int>{3});
   EXPECT_TRUE(plan.column_taps);
-  EXPECT_TRUE(plan.norm2_taps);
 }
 
 TEST(PlanEpilogue, ScratchBytesFollowTheTaps) {

@@ -106,10 +106,10 @@ std::map<std::string, std::uint64_t> deferral_map(const Plan& plan);
 // Sum of every deferral counter.
 std::uint64_t total_deferrals(const Plan& plan);
 
-// A workspace of the plan's size (a norm2 tap's plan needs 16 bytes), per test thread.
-inline Workspace workspace_of(const Plan& plan) {
-  alignas(256) static thread_local std::uint8_t storage[4096];
-  return plan.workspace_bytes() ? Workspace{storage, plan.workspace_bytes()} : Workspace{};
-}
+// A workspace of the size a call with `pack` needs (Plan::workspace_bytes of the bound
+// pack; the declared problem's when the pack does not bind), per test thread, refilled with
+// fresh garbage every time: no call may depend on what a workspace held before.
+Workspace workspace_of(const Plan& plan, const BoundPack& pack);
+Workspace workspace_of(const Plan& plan, const VariantPack& pack);
 
 }  // namespace fusedgemm::test
