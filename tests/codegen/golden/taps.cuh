@@ -64,12 +64,6 @@ __device__ __forceinline__ void fusedgemm_epilogue(
 
   static_assert((4 * TileN + TileM + TileM + TileN + TileN + 4) * 4 <= kEpilogueScratchBytes, "fusedgemm_epilogue: the taps' staged partials exceed kEpilogueScratchBytes; regenerate for the larger tile");
 
-  // tap 'row_sum': the 4 lanes of each row, staged
-  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap0, smem_scratch + (4 * TileN), thread);
-
-  // tap 'row_mean': the 4 lanes of each row, staged
-  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap1, smem_scratch + (4 * TileN + TileM), thread);
-
   // tap 'col_amax': the 8 lanes of each column, then the 4 warps, staged
   fk::tap_commit_cols<fk::TapCombine::kMax, TileM, TileN>(tap2, smem_scratch, smem_scratch + (4 * TileN + TileM + TileM), thread);
 
@@ -78,6 +72,12 @@ __device__ __forceinline__ void fusedgemm_epilogue(
 
   // tap 'max': the warp, then the 4 warps, staged
   fk::tap_commit_tile<fk::TapCombine::kMax>(tap4, smem_scratch, smem_scratch + (4 * TileN + TileM + TileM + TileN + TileN), thread);
+
+  // tap 'row_sum': the 4 lanes of each row, staged
+  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap0, smem_scratch + (4 * TileN), thread);
+
+  // tap 'row_mean': the 4 lanes of each row, staged
+  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap1, smem_scratch + (4 * TileN + TileM), thread);
 
   // Each staged CTA partial into the CTA's workspace slot.
   fk::epilogue_barrier();
