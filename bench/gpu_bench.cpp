@@ -83,8 +83,10 @@ std::optional<Prepared> prepare(const std::string& path, const std::shared_ptr<D
   }
   auto bound = plan->bind(pack);
   if (!bound) return std::nullopt;
-  Workspace ws{plan->workspace_bytes() ? device_alloc(plan->workspace_bytes()) : nullptr,
-               plan->workspace_bytes()};
+  auto workspace_bytes = plan->workspace_bytes(bound.value());
+  if (!workspace_bytes) return std::nullopt;
+  Workspace ws{workspace_bytes.value() ? device_alloc(workspace_bytes.value()) : nullptr,
+               workspace_bytes.value()};
   return Prepared{graph.value(), plan.value(), bound.value(), ws};
 }
 

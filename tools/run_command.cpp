@@ -144,15 +144,18 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     pack.set(*t->uid(), buffer(*t, data.value()));
   }
 
-  std::vector<std::uint8_t> workspace(plan->workspace_bytes());
+  auto bound = plan->bind(pack);
+  if (!bound) return report(bound.status()), Outcome::kError;
+  // The taps' workspace for this call's problem; its contents need no initialization.
+  auto workspace_bytes = plan->workspace_bytes(bound.value());
+  if (!workspace_bytes) return report(workspace_bytes.status()), Outcome::kError;
+  std::vector<std::uint8_t> workspace(workspace_bytes.value(), kPoison);
   Workspace ws;
   if (!workspace.empty()) {
     auto data = memory.place(workspace);
     if (!data) return report(data.status()), Outcome::kError;
     ws = {data.value(), workspace.size()};
   }
-  auto bound = plan->bind(pack);
-  if (!bound) return report(bound.status()), Outcome::kError;
   if (Status s = plan->execute(bound.value(), ws, nullptr); !s) {
     return report(s), Outcome::kError;
   }

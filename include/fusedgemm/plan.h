@@ -55,7 +55,7 @@ struct Workspace {
 
 // A variant pack resolved to the plan's buffer order once, so a hot loop pays no lookups.
 // Binding also reads every layout-only fact of the call (extents, strides, majors, the
-// problem size, kernel arguments, seed fills): those cannot change while the pack is
+// problem size, kernel arguments, workspace layout): those cannot change while the pack is
 // reused, so each execute checks only what can — addresses, device and workspace — and
 // still refuses a pack whose layouts break a rule, every time, under that rule.
 class BoundPack {
@@ -98,7 +98,12 @@ class Plan {
   Engine engine() const;
   // Why the fused engine refused the graph, when engine() is kFallback.
   const std::optional<Decline>& declined() const;
+  // The workspace a call needs: taps keep their CTAs' partials and arrival counters there,
+  // so it grows with the call's tiles; 0 without taps. Its contents need no initialization
+  // and may change between calls. The first form is for the declared problem; the second
+  // for the problem a bound pack implies (refused when the pack is another plan's).
   std::uint64_t workspace_bytes() const;
+  Result<std::uint64_t> workspace_bytes(const BoundPack& pack) const;
   const Device& device() const;
 
   // Resolves a pack to the plan's buffer order. Keys naming no tensor of the plan, or a
@@ -106,8 +111,9 @@ class Plan {
   Result<BoundPack> bind(const VariantPack& pack) const;
   Result<std::size_t> slot_of(std::int64_t uid) const;
 
-  // Checks every rule, seeds the taps, launches on `stream`. A refused call writes nothing
-  // and counts a deferral under the broken rule. Safe from several threads at once.
+  // Checks every rule, then launches on `stream` (one launch, nothing else). A refused call
+  // writes nothing and counts a deferral under the broken rule. Safe from several threads
+  // at once; calls that run concurrently on the device need workspaces of their own.
   Status execute(const BoundPack& pack, const Workspace& workspace, void* stream) const;
   Status execute(const VariantPack& pack, const Workspace& workspace, void* stream) const;
 

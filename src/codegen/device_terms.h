@@ -20,7 +20,7 @@ std::optional<std::string_view> device_elem(DataType type);
 // "fk::TapCombine::kSum" for add, avg, norm1 and norm2; kMax for max and amax; kMin; kProduct.
 std::string_view tap_combine(ReductionMode mode);
 
-// The identity of the mode's combine, which is also its seed (recipe::seed_word).
+// The identity of the mode's combine: where every partial of a tap starts.
 float tap_identity(ReductionMode mode);
 
 // What one point contributes, given the value's expression and (avg only) the name of the

@@ -57,9 +57,11 @@ class EpilogueWriter {
     if (taps > 0) w_.directive("#include \"kernels/tap_commit.cuh\"");
     w_.blank();
     w_.comment("Shared memory (bytes) the mainloop passes as smem_scratch, 16-byte aligned.");
-    if (has_shape(TapShape::kCols)) {
-      w_.comment(fmt::format("Column taps need 4 warps x TileN floats; sized for TileN <= {}.",
-                             r_.config.tile_n));
+    if (!p_.taps.empty()) {
+      w_.comment(fmt::format(
+          "Taps stage their CTA partials here (and column taps 4 warps x TileN floats); sized "
+          "for tiles up to {}x{}.",
+          r_.config.tile_m, r_.config.tile_n));
     }
     w_.line(fmt::format("constexpr int kEpilogueScratchBytes = {};", plan_.scratch_bytes));
     w_.blank();
@@ -114,7 +116,11 @@ class EpilogueWriter {
                           param(plan.param)));
     }
     switch (plan.shape) {
-      case TapShape::kElement: break;
+      case TapShape::kElement:
+        w_.line(
+            fmt::format("float* const tap{}_slot = fk::tap_own_slot<TileM, TileN>(args, {}, tile);",
+                        t, plan.param));
+        break;
       case TapShape::kRows:
         w_.line(fmt::format("float tap{}[Slots::kRows];", t));
         w_.line(fmt::format("fk::tap_fill(tap{}, {});", t, identity));
@@ -218,8 +224,9 @@ class EpilogueWriter {
     switch (plan.shape) {
       case TapShape::kElement:
         w_.line(
-            fmt::format("if (inside) fk::tap_atomic<{}>(fk::tap_word({}, tile.batch, m, n), {});",
-                        combine, param(plan.param), point));
+            fmt::format("if (inside) fk::tap_store_point<TileN>(tap{}_slot, Frag::row(i, thread), "
+                        "Frag::col(i, thread), {});",
+                        t, point));
         break;
       case TapShape::kRows:
         w_.line(fmt::format(
@@ -254,50 +261,119 @@ class EpilogueWriter {
     }
   }
 
+  // Floats of each tap's staged partial, in TileM / TileN terms (kernels/tap_commit.cuh).
+  static std::string staged_term(TapShape shape) {
+    switch (shape) {
+      case TapShape::kElement: return "";
+      case TapShape::kRows: return "TileM";
+      case TapShape::kCols: return "TileN";
+      case TapShape::kTile: return "4";
+    }
+    return "";
+  }
+
   void write_tap_commits() {
+    if (p_.taps.empty()) return;
+    // Shared memory: the staging area, then each tap's staged partial (epilogue_plan.h).
+    std::string offset = plan_.column_taps ? "4 * TileN" : "4";
+    std::vector<std::string> staged(p_.taps.size());
     for (std::size_t t = 0; t < p_.taps.size(); ++t) {
+      const std::string term = staged_term(plan_.taps[t].shape);
+      if (term.empty()) continue;
+      staged[t] = fmt::format("smem_scratch + ({})", offset);
+      offset += " + " + term;
+    }
+    w_.blank();
+    w_.line(fmt::format(
+        "static_assert(({}) * 4 <= kEpilogueScratchBytes, \"fusedgemm_epilogue: the taps' "
+        "staged partials exceed kEpilogueScratchBytes; regenerate for the larger tile\");",
+        offset));
+    // Column taps first (each holds TileN / 4 partials per thread, the most), then tile
+    // taps, then row taps: the order in which taps.json's 128x128 kernel, at 255 registers,
+    // compiles without spills (ptxas 13.0, measured 2026-12; other orders spill 4-56 bytes).
+    std::vector<std::size_t> order;
+    for (const TapShape shape : {TapShape::kCols, TapShape::kTile, TapShape::kRows}) {
+      for (std::size_t t = 0; t < p_.taps.size(); ++t) {
+        if (plan_.taps[t].shape == shape) order.push_back(t);
+      }
+    }
+    for (const std::size_t t : order) {
       const auto& tap = p_.taps[t];
       const TapPlan& plan = plan_.taps[t];
-      if (plan.shape == TapShape::kElement) continue;  // committed point by point
       const std::string combine(tap_combine(tap.mode));
       w_.blank();
       switch (plan.shape) {
         case TapShape::kElement: break;
         case TapShape::kRows:
-          w_.comment(fmt::format("tap {}: the 4 lanes of each row, one atomic per row",
+          w_.comment(fmt::format("tap {}: the 4 lanes of each row, staged",
                                  emit_quoted(p_.buffers[tap.buffer].name)));
-          w_.line(
-              fmt::format("fk::tap_commit_rows<{}, TileM, TileN>(args, {}, tile, tap{}, thread);",
-                          combine, param(plan.param), t));
+          w_.line(fmt::format("fk::tap_commit_rows<{}, TileM, TileN>(tap{}, {}, thread);", combine,
+                              t, staged[t]));
           break;
         case TapShape::kCols:
-          w_.comment(fmt::format(
-              "tap {}: the 8 lanes of each column, then the 4 warps, one atomic per column",
-              emit_quoted(p_.buffers[tap.buffer].name)));
-          w_.line(fmt::format(
-              "fk::tap_commit_cols<{}, TileM, TileN>(args, {}, tile, tap{}, smem_scratch, "
-              "thread);",
-              combine, param(plan.param), t));
+          w_.comment(fmt::format("tap {}: the 8 lanes of each column, then the 4 warps, staged",
+                                 emit_quoted(p_.buffers[tap.buffer].name)));
+          w_.line(
+              fmt::format("fk::tap_commit_cols<{}, TileM, TileN>(tap{}, smem_scratch, {}, thread);",
+                          combine, t, staged[t]));
           break;
         case TapShape::kTile:
-          w_.comment(fmt::format("tap {}: the warp, then the 4 warps, one atomic per tile",
+          w_.comment(fmt::format("tap {}: the warp, then the 4 warps, staged",
                                  emit_quoted(p_.buffers[tap.buffer].name)));
-          w_.line(fmt::format("fk::tap_commit_tile<{}>({}, tile, tap{}, smem_scratch, thread);",
-                              combine, param(plan.param), t));
+          w_.line(fmt::format("fk::tap_commit_tile<{}>(tap{}, smem_scratch, {}, thread);", combine,
+                              t, staged[t]));
           break;
       }
     }
-    if (!plan_.norm2_taps) return;
     w_.blank();
-    w_.comment("norm2 taps hold sums of squares until every tile has committed; the last tile");
-    w_.comment("to finish takes the square roots.");
-    w_.open("if (fk::last_tile_to_finish<TileM, TileN>(args, smem_scratch, thread))");
+    w_.comment("Each staged CTA partial into the CTA's workspace slot.");
+    w_.line("fk::epilogue_barrier();");
     for (std::size_t t = 0; t < p_.taps.size(); ++t) {
-      if (p_.taps[t].mode != ReductionMode::kNorm2) continue;
-      w_.comment(fmt::format("tap {}", emit_quoted(p_.buffers[p_.taps[t].buffer].name)));
-      w_.line(fmt::format("fk::tap_sqrt({}, thread);", param(plan_.taps[t].param)));
+      const TapPlan& plan = plan_.taps[t];
+      const std::string term = staged_term(plan.shape);
+      if (term.empty()) continue;
+      w_.line(fmt::format("fk::tap_publish<TileM, TileN, {}>(args, {}, tile, {}, thread);",
+                          plan.shape == TapShape::kTile ? "1" : term, plan.param, staged[t]));
     }
-    w_.close();
+    std::string params;
+    for (const auto& t : plan_.taps) params += fmt::format(", {}", t.param);
+    w_.blank();
+    w_.comment("Every partial is in its slot: arrive on each tap's group counter. The last CTA");
+    w_.comment("of a group folds the group's partials in member order (the same bits every");
+    w_.comment("run), finishes them and stores the tap's elements.");
+    w_.line(fmt::format(
+        "const unsigned tap_last = fk::tap_arrive_all<TileM, TileN{}>(args, tile, smem_scratch, "
+        "thread);",
+        params));
+    for (std::size_t t = 0; t < p_.taps.size(); ++t) {
+      const auto& tap = p_.taps[t];
+      const TapPlan& plan = plan_.taps[t];
+      const std::string combine(tap_combine(tap.mode));
+      const bool sqrt = tap.mode == ReductionMode::kNorm2;
+      w_.comment(fmt::format("tap {}{}", emit_quoted(p_.buffers[tap.buffer].name),
+                             sqrt ? ": the square root of the sum of squares" : ""));
+      const std::string head = fmt::format("if (tap_last & (1u << {})) ", t);
+      const std::string targs = fmt::format("{}, {}, TileM, TileN", combine, sqrt);
+      switch (plan.shape) {
+        case TapShape::kElement:
+          w_.line(fmt::format("{}fk::tap_finish_points<{}>(args, {}, tile, thread);", head, targs,
+                              plan.param));
+          break;
+        case TapShape::kRows:
+          w_.line(fmt::format("{}fk::tap_finish_rows<{}>(args, {}, tile, thread);", head, targs,
+                              plan.param));
+          break;
+        case TapShape::kCols:
+          w_.line(fmt::format("{}fk::tap_finish_cols<{}>(args, {}, tile, thread);", head, targs,
+                              plan.param));
+          break;
+        case TapShape::kTile:
+          w_.line(
+              fmt::format("{}fk::tap_finish_tile<{}>(args, {}, tile, {}, smem_scratch, thread);",
+                          head, targs, plan.param, emit_f32(tap_identity(tap.mode))));
+          break;
+      }
+    }
   }
 
   const FusionProgram& p_;

@@ -15,8 +15,9 @@
 // whose tensor declares a type below fp32 rounds there. Then dense outputs are stored,
 // taps fold their contribution into per-thread partials, and quantized outputs keep their
 // input. After the element loop: quantized blocks are scaled and stored, each tap is
-// reduced in the CTA and committed with one atomic per tap element (kernels/tap_commit.cuh),
-// and norm2 taps take their square roots in the last tile to finish.
+// reduced in the CTA into the CTA's workspace slot, and the last CTA of each tap's
+// reduction group folds the group's slots in a fixed order, finishes (norm2: square root)
+// and stores the tap (kernels/tap_commit.cuh): no atomics on data, no seed.
 //
 // Anything it cannot generate correctly is an ErrorCode::kUnavailable naming the node or
 // role and why; a recipe that does not match the program is kInternal.

@@ -1,7 +1,6 @@
 #include "codegen/epilogue_plan.h"
 
 #include <algorithm>
-#include <bit>
 
 #include <fmt/format.h>
 
@@ -50,13 +49,14 @@ class Planner {
   Result<EpiloguePlan> run() {
     FG_TRY(check());
     for (const auto& t : plan_.taps) plan_.column_taps |= t.shape == TapShape::kCols;
-    for (const auto& t : p_.taps) plan_.norm2_taps |= t.mode == ReductionMode::kNorm2;
     int bytes = 0;
-    if (plan_.column_taps) bytes = kConsumerWarps * r_.config.tile_n * kFloatBytes;
-    for (const auto& t : plan_.taps) {
-      if (t.shape == TapShape::kTile) bytes = std::max(bytes, kConsumerWarps * kFloatBytes);
+    if (!plan_.taps.empty()) {
+      // The staging area (column taps' 4 warps x TileN, else the 4 warp partials of a tile
+      // reduction and the arrival verdict), then each tap's staged CTA partial.
+      int floats = plan_.column_taps ? kConsumerWarps * r_.config.tile_n : kConsumerWarps;
+      for (const auto& t : plan_.taps) floats += staged_floats(t.shape, r_.config);
+      bytes = floats * kFloatBytes;
     }
-    if (plan_.norm2_taps) bytes = std::max(bytes, kFloatBytes);
     plan_.scratch_bytes = static_cast<std::uint32_t>(bytes);
     return std::move(plan_);
   }
@@ -225,11 +225,6 @@ class Planner {
             kRule, role_tensor(Role::kTap, tap.buffer), to_string(type_of(tap.buffer))));
       }
       const auto& role = r_.roles[tap_param_[i]];
-      if (std::bit_cast<std::uint32_t>(tap_identity(tap.mode)) != role.seed_word) {
-        return internal(fmt::format("{}: {}: seed word 0x{:08x} is not the identity of {}", kRule,
-                                    role_tensor(Role::kTap, tap.buffer), role.seed_word,
-                                    to_string(tap.mode)));
-      }
       const bool m = role.shape[1].source == Extent::kOne;
       const bool n = role.shape[2].source == Extent::kOne;
       const TapShape shape = m && n ? TapShape::kTile
@@ -283,6 +278,16 @@ class Planner {
 };
 
 }  // namespace
+
+int staged_floats(TapShape shape, const recipe::KernelConfig& config) {
+  switch (shape) {
+    case TapShape::kElement: return 0;
+    case TapShape::kRows: return config.tile_m;
+    case TapShape::kCols: return config.tile_n;
+    case TapShape::kTile: return kConsumerWarps;  // one float, kept 16-byte aligned
+  }
+  return 0;
+}
 
 std::string_view reduced_axes(TapShape shape) {
   switch (shape) {

@@ -26,6 +26,10 @@ enum class TapShape : std::uint8_t {
 // "N", "M", "M, N" or "no tile axis".
 std::string_view reduced_axes(TapShape shape);
 
+// Floats of shared memory a tap's CTA partial is staged in before it goes to the
+// workspace: a tile's rows, a tile's columns, or one value (padded to 4).
+int staged_floats(TapShape shape, const recipe::KernelConfig& config);
+
 struct TapPlan {
   int param = -1;
   TapShape shape = TapShape::kElement;
@@ -39,10 +43,9 @@ struct EpiloguePlan {
   std::vector<int> quant_scale_param;
   std::vector<TapPlan> taps;  // per program tap
   bool column_taps = false;   // scratch then depends on TileN (sized for recipe.config.tile_n)
-  bool norm2_taps = false;    // the last tile takes square roots
-  // Shared memory the CTA-level steps need, one at a time (each ends with a barrier):
-  // column taps park 4 warps x TileN partials, tile taps 4 floats, the last-tile verdict a
-  // word.
+  // Shared memory the taps need: a staging area used one step at a time (column taps park
+  // 4 warps x TileN partials, tile reductions 4 floats, the arrival verdict a word), then
+  // every tap's staged CTA partial (staged_floats) side by side.
   std::uint32_t scratch_bytes = 0;
 };
 

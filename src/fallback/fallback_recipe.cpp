@@ -20,7 +20,7 @@ Result<recipe::Recipe> make_recipe(const Program& program) {
   problem->graph_name = program.graph_name;
   problem->problem.batch = program.batch;
   r.program = std::move(problem);
-  r.workspace_bytes = program.workspace_bytes;
+  r.engine_workspace_bytes = program.workspace_bytes;
   for (std::size_t i = 0; i < program.buffers.size(); ++i) {
     const Buffer& b = program.buffers[i];
     r.slots.push_back({b.uid, b.name, static_cast<int>(i)});

@@ -6,6 +6,8 @@
 // Extents and strides are in elements and in the KERNEL's axis order: A (b, M, K),
 // B (b, N, K), aux/outputs/taps (b, M, N), block scales (b, rows/blk, cols/blk). A
 // broadcast axis carries stride 0, so aux of every broadcast mode is read by one formula.
+// Taps also carry where their reduction lives in the workspace (TapWorkspace), computed by
+// the host's one workspace function (recipe/workspace.h), and the launch's epoch.
 #pragma once
 
 namespace fusedgemm::kernels {
@@ -28,15 +30,27 @@ struct BufferArg {
   long long stride[3];
 };
 
+// One tap's share of the workspace, in bytes from KernelArgs::workspace: one 64-bit arrival
+// counter per reduction group at `counters`, then at `partials` every group's slots, one per
+// CTA of the group, `slot_floats` floats apart (kernels/tap_commit.cuh).
+struct TapWorkspace {
+  long long counters;
+  long long partials;
+  long long slot_floats;
+};
+
 struct KernelArgs {
   TmaDescriptor tma[kMaxTmaDescriptors];  // first: param space keeps them 64-byte aligned
   long long batch;
   long long m;
   long long n;
   long long k;
-  void* workspace;  // the plan's workspace (seeded words first), or null
+  void* workspace;  // the call's workspace (tap counters and partials), or null
+  // This launch's epoch: tags the tap counters, so they never need zeroing (tap_commit.cuh).
+  unsigned long long epoch;
   int buffer_count;
   BufferArg buffers[kMaxKernelBuffers];
+  TapWorkspace taps[kMaxKernelBuffers];  // per kernel parameter; read for taps only
 };
 
 }  // namespace fusedgemm::kernels

@@ -1,16 +1,32 @@
-// The CTA side of a tap: after the generated epilogue has folded each thread's values
-// into per-thread partials (one per row slot, per column slot, or one for the tile), these
-// functions reduce them inside the CTA and issue ONE atomic per tap element per CTA; then
-// norm2 taps take their square roots in the last tile to finish. All 128 consumer threads
-// call every function here (they contain warp shuffles and named barriers).
+// The CTA side of a tap. After the generated epilogue has folded each thread's values into
+// per-thread partials (one per row slot, per column slot, or one for the tile), these
+// functions reduce them inside the CTA and store the CTA's partial into its own slot of the
+// workspace (no atomics on data); every CTA then arrives on its reduction group's counter,
+// and the last CTA of a group folds the group's partials in a fixed order (bit-identical run
+// to run), finishes them (norm2: square root) and stores the tap elements. All 128 consumer
+// threads call every function here (they contain warp shuffles and named barriers).
 // Device code; no host headers (NVRTC).
+//
+// Reduction group: the CTAs whose tiles reduce into the same tap elements. Along each tile
+// axis (batch, M tiles, N tiles) where the tap's extent is 1 the CTAs reduce together; the
+// other axes tell groups apart. A [b, M, 1] tap: one group per (batch, M tile) of all N
+// tiles; [1, 1, N]: one per N tile, of every batch and M tile; [1, 1, 1]: one group of all.
+// A CTA's place in its group (`member`) numbers the reduced axes row-major; partials are
+// combined in that order.
+//
+// Workspace (KernelArgs::taps[param], laid out by the host's recipe/workspace.h):
+//   counters: one 64-bit word per group
+//   partials: per group, per member, a slot of slot_floats floats: TileM (a row tap, by tile
+//             row), TileN (a column tap, by tile column), 1 (a tile tap), or TileM x TileN
+//             (a tap reducing only the batch, row-major)
 #pragma once
 
 #include "kernels/element_io.cuh"      // element
 #include "kernels/fragment_slots.cuh"  // FragmentSlots
-#include "kernels/kernel_args.h"       // KernelArgs, BufferArg
+#include "kernels/kernel_args.h"       // KernelArgs, BufferArg, TapWorkspace
 #include "kernels/ptx/barrier.cuh"     // bar_sync
-#include "kernels/tap_atomics.cuh"     // TapCombine, warp_combine, tap_atomic
+#include "kernels/ptx/global.cuh"      // ld_relaxed_gpu
+#include "kernels/tap_combine.cuh"     // TapCombine, tap_merge, warp_combine
 
 namespace fusedgemm::kernels {
 
@@ -19,6 +35,24 @@ namespace fusedgemm::kernels {
 // __syncthreads).
 inline constexpr int kEpilogueBarrierId = 1;
 inline constexpr int kEpilogueThreads = 128;
+
+// A counter word is (epoch << kTapCountBits) | arrivals. 24 bits of count hold a group of
+// up to 2^24 - 1 CTAs (the workspace rule refuses larger groups); the 40 bits of epoch
+// are the launch's KernelArgs::epoch, which the plan starts at a random value and advances
+// by one per execute.
+//
+// Why no word ever needs zeroing: a CTA whose launch's epoch differs from the word's starts
+// the count afresh at 1; so does one that finds the count already complete (a replayed CUDA
+// graph launches one epoch again, after the previous replay finished). Within a launch the
+// count of a group never reaches its size before its last arrival, so every other arrival
+// sees its own epoch and a count below the size. What the word held before — a finished
+// launch of this plan, another plan's launch, any bytes a caller wrote — is ignored unless
+// its top 40 bits equal this launch's epoch while its count is below the group size. For one
+// plan's own earlier launches that needs 2^40 executes in between (~38 days at 3 us each);
+// for another plan or arbitrary bytes, a 2^-40 chance per word and launch.
+inline constexpr int kTapCountBits = 24;
+inline constexpr unsigned long long kTapCountMask = (1ull << kTapCountBits) - 1ull;
+inline constexpr unsigned long long kTapEpochMask = (1ull << (64 - kTapCountBits)) - 1ull;
 
 __device__ __forceinline__ void epilogue_barrier() {
   ptx::bar_sync(kEpilogueBarrierId, kEpilogueThreads);
@@ -46,31 +80,77 @@ __device__ __forceinline__ float* tap_word(const BufferArg& tap, long long b, lo
   return static_cast<float*>(tap.data) + element(tap, b, m, n);
 }
 
+struct TapGroup {
+  long long group;   // which group of the tap
+  long long member;  // this CTA's place in it
+  long long size;    // CTAs in the group
+};
+
+template <int TileM, int TileN>
+__device__ __forceinline__ TapGroup tap_group(const KernelArgs& args, int param,
+                                              const TileCoord& tile) {
+  const BufferArg& tap = args.buffers[param];
+  const long long tiles[3] = {args.batch, (args.m + TileM - 1) / TileM,
+                              (args.n + TileN - 1) / TileN};
+  const long long at[3] = {tile.batch, tile.m0 / TileM, tile.n0 / TileN};
+  TapGroup g{0, 0, 1};
+#pragma unroll
+  for (int axis = 0; axis < 3; ++axis) {
+    if (tap.shape[axis] == 1) {
+      g.member = g.member * tiles[axis] + at[axis];
+      g.size *= tiles[axis];
+    } else {
+      g.group = g.group * tiles[axis] + at[axis];
+    }
+  }
+  return g;
+}
+
+// The slot of member `member` of group g.
+__device__ __forceinline__ float* tap_slot(const KernelArgs& args, int param, const TapGroup& g,
+                                           long long member) {
+  const TapWorkspace& w = args.taps[param];
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(args.workspace) + w.partials);
+  return partials + (g.group * g.size + member) * w.slot_floats;
+}
+
+// This CTA's own slot.
+template <int TileM, int TileN>
+__device__ __forceinline__ float* tap_own_slot(const KernelArgs& args, int param,
+                                               const TileCoord& tile) {
+  const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+  return tap_slot(args, param, g, g.member);
+}
+
+// The CTA reductions below leave each tap's partial in shared memory (`staged`: TileM
+// floats for a row tap, TileN for a column tap, one for a tile tap), not in the workspace:
+// while they run, every tap's per-thread partials are still live, and computing workspace
+// addresses there costs the registers the kernel does not have (spills, measured with ptxas
+// for taps.json at 128x128). tap_publish copies the staged partials out afterwards.
+
 // A tap reducing N (extent 1 on kernel axis 2): a row belongs to one warp and its values
 // to the 4 lanes of one quad. Per row slot: combine the quad (xor 1, 2), then lane 0 of the
-// quad folds the row into element (batch, m, 0).
+// quad stages the row's partial at its tile row.
 template <TapCombine C, int TileM, int TileN>
 __device__ __forceinline__ void tap_commit_rows(
-    const KernelArgs& args, const BufferArg& tap, const TileCoord& tile,
-    const float (&part)[FragmentSlots<TileM, TileN>::kRows], int thread) {
+    const float (&part)[FragmentSlots<TileM, TileN>::kRows], float* staged, int thread) {
   using Slots = FragmentSlots<TileM, TileN>;
 #pragma unroll
   for (int r = 0; r < Slots::kRows; ++r) {
     const float row = warp_combine<C, 1, 2>(part[r]);
-    const long long m = tile.m0 + Slots::row_of(r, thread);
-    if (thread % 4 == 0 && m < args.m) tap_atomic<C>(tap_word(tap, tile.batch, m, 0), row);
+    if (thread % 4 == 0) staged[Slots::row_of(r, thread)] = row;
   }
 }
 
 // A tap reducing M (extent 1 on kernel axis 1): per column slot, combine the 8 lanes of
 // the warp holding that column (xor 4, 8, 16); lanes 0..3 then hold the warp's 16 * groups
 // rows of the tile's columns and park them in `scratch` (4 warps x TileN floats); after a
-// barrier each column's 4 warp partials are combined by one thread and folded into
-// element (batch, 0, n) with one atomic. A closing barrier frees the scratch.
+// barrier each column's 4 warp partials are combined by one thread and staged at its tile
+// column. A closing barrier frees the scratch.
 template <TapCombine C, int TileM, int TileN>
 __device__ __forceinline__ void tap_commit_cols(
-    const KernelArgs& args, const BufferArg& tap, const TileCoord& tile,
-    const float (&part)[FragmentSlots<TileM, TileN>::kCols], float* scratch, int thread) {
+    const float (&part)[FragmentSlots<TileM, TileN>::kCols], float* scratch, float* staged,
+    int thread) {
   using Slots = FragmentSlots<TileM, TileN>;
   const int warp = thread / 32;
   const int lane = thread % 32;
@@ -81,75 +161,179 @@ __device__ __forceinline__ void tap_commit_cols(
   }
   epilogue_barrier();
   for (int c = thread; c < TileN; c += kEpilogueThreads) {
-    const float col = tap_merge<C>(tap_merge<C>(scratch[c], scratch[TileN + c]),
-                                   tap_merge<C>(scratch[2 * TileN + c], scratch[3 * TileN + c]));
-    const long long n = tile.n0 + c;
-    if (n < args.n) tap_atomic<C>(tap_word(tap, tile.batch, 0, n), col);
+    staged[c] = tap_merge<C>(tap_merge<C>(scratch[c], scratch[TileN + c]),
+                             tap_merge<C>(scratch[2 * TileN + c], scratch[3 * TileN + c]));
   }
   epilogue_barrier();
 }
 
-// A tap reducing M and N: the whole warp (xor 1 .. 16), then the 4 warps through
-// `scratch`, then thread 0 folds the tile into element (batch, 0, 0) with one atomic.
+// The warp (xor 1 .. 16), then the 4 warps through `scratch` in a fixed order.
 template <TapCombine C>
-__device__ __forceinline__ void tap_commit_tile(const BufferArg& tap, const TileCoord& tile,
-                                                float part, float* scratch, int thread) {
+__device__ __forceinline__ float cta_combine(float part, float* scratch, int thread) {
   const float warp_part = warp_combine<C, 1, 16>(part);
   if (thread % 32 == 0) scratch[thread / 32] = warp_part;
   epilogue_barrier();
-  if (thread == 0) {
-    const float all =
-        tap_merge<C>(tap_merge<C>(scratch[0], scratch[1]), tap_merge<C>(scratch[2], scratch[3]));
-    tap_atomic<C>(tap_word(tap, tile.batch, 0, 0), all);
-  }
-  epilogue_barrier();
+  const float all =
+      tap_merge<C>(tap_merge<C>(scratch[0], scratch[1]), tap_merge<C>(scratch[2], scratch[3]));
+  epilogue_barrier();  // the scratch is free again
+  return all;
 }
 
-// True in the one tile that finishes last; called by every tile after all of its tap
-// atomics. The counter is the workspace's first 32-bit word, zeroed (seeded) before every
-// launch; the last tile is the one that reads tiles - 1, the tile count of this call
-// (batch x ceil(M / TileM) x ceil(N / TileN)), which equals gridDim.x * y * z for a grid of
-// one CTA per tile and stays right for a persistent grid that visits every tile once.
+// A tap reducing M and N: the CTA's one partial, staged by thread 0.
+template <TapCombine C>
+__device__ __forceinline__ void tap_commit_tile(float part, float* scratch, float* staged,
+                                                int thread) {
+  const float all = cta_combine<C>(part, scratch, thread);
+  if (thread == 0) staged[0] = all;
+}
+
+// Copies a staged partial of `Floats` floats into this CTA's workspace slot. Called after
+// a barrier that follows every commit (the staged values come from other threads).
+template <int TileM, int TileN, int Floats>
+__device__ __forceinline__ void tap_publish(const KernelArgs& args, int param,
+                                            const TileCoord& tile, const float* staged,
+                                            int thread) {
+  float* slot = tap_own_slot<TileM, TileN>(args, param, tile);
+  for (int i = thread; i < Floats; i += kEpilogueThreads) slot[i] = staged[i];
+}
+
+// One arrival on a group's counter (see kTapCountBits); true for the group's last arrival.
+__device__ __forceinline__ bool tap_arrive(unsigned long long* word, unsigned long long epoch,
+                                           long long size) {
+  const unsigned long long tag = epoch & kTapEpochMask;
+  unsigned long long seen = ptx::ld_relaxed_gpu(word);
+  for (;;) {
+    const unsigned long long count = seen & kTapCountMask;
+    const bool this_launch = (seen >> kTapCountBits) == tag && count < size;
+    const unsigned long long next = (tag << kTapCountBits) | (this_launch ? count + 1ull : 1ull);
+    const unsigned long long prev = atomicCAS(word, seen, next);
+    if (prev == seen) return static_cast<long long>(next & kTapCountMask) == size;
+    seen = prev;
+  }
+}
+
+// Every CTA, after all of its taps' partials are stored: arrives on the group counter of
+// each tap (kernel parameters Params; lane t of warp 0 arrives for the t-th, so the taps'
+// round trips to L2 overlap) and returns a mask whose bit t is set when this CTA is the
+// last of its group of tap t.
 //
-// Memory order (the pattern of the CUDA Programming Guide's threadfence reduction):
-//  1. every thread fences (__threadfence, fence.sc.gpu) after its tap atomics, then the
-//     warpgroup meets at the barrier: all of the tile's atomics are ordered before
-//  2. thread 0's counter increment (a device-scope atomic). The counter's modification
-//     order puts every other tile's increment, each preceded by that tile's fenced atomics,
-//     before the increment that returns tiles - 1.
-//  3. That thread fences again before it publishes the verdict through shared memory and
-//     the barrier, so every thread of the last tile reads the taps after all atomics of all
-//     tiles; those reads are volatile (served by L2, never a stale L1 line).
-template <int TileM, int TileN>
-__device__ __forceinline__ bool last_tile_to_finish(const KernelArgs& args, float* scratch,
-                                                    int thread) {
+// Memory order (the CUDA Programming Guide's threadfence reduction):
+//  1. every thread fences (__threadfence, fence.sc.gpu) after its partial stores, then the
+//     warpgroup meets at the barrier: all of the CTA's partials are ordered before
+//  2. the arrivals (device-scope compare-and-swap). A counter's modification order puts
+//     every other CTA's arrival, each preceded by that CTA's fenced stores, before the
+//     arrival that completes the group.
+//  3. Each arriving lane fences again; warp 0 meets (__ballot_sync after __syncwarp) and
+//     lane 0 publishes the mask through shared memory and the barrier, so every thread of a
+//     last CTA reads the partials after all of the group's stores; those reads are
+//     ld.relaxed.gpu (L2, never a stale L1 line).
+template <int TileM, int TileN, int... Params>
+__device__ __forceinline__ unsigned tap_arrive_all(const KernelArgs& args, const TileCoord& tile,
+                                                   float* scratch, int thread) {
+  static_assert(sizeof...(Params) >= 1 && sizeof...(Params) <= 32,
+                "tap_arrive_all: one lane of warp 0 per tap, 1 to 32 taps");
   __threadfence();
   epilogue_barrier();
   unsigned* verdict = reinterpret_cast<unsigned*>(scratch);
-  if (thread == 0) {
-    const unsigned long long tiles = static_cast<unsigned long long>(args.batch) *
-                                     static_cast<unsigned long long>((args.m + TileM - 1) / TileM) *
-                                     static_cast<unsigned long long>((args.n + TileN - 1) / TileN);
-    const unsigned arrived = atomicAdd(static_cast<unsigned*>(args.workspace), 1u);
+  if (thread < 32) {
+    // This lane's tap: a fold over the pack, so no local array is indexed at run time.
+    int param = -1;
+    int t = 0;
+    ((param = (t++ == thread) ? Params : param), ...);
+    bool last = false;
+    if (param >= 0) {
+      const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+      auto* counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) +
+                                                             args.taps[param].counters);
+      last = tap_arrive(counters + g.group, args.epoch, g.size);
+    }
     __threadfence();
-    *verdict = static_cast<unsigned long long>(arrived) + 1ull == tiles ? 1u : 0u;
+    __syncwarp();
+    const unsigned mask = __ballot_sync(0xFFFFFFFFu, last);
+    if (thread == 0) *verdict = mask;
   }
   epilogue_barrier();
-  const bool last = *verdict != 0u;
-  epilogue_barrier();  // the scratch word is free again (a persistent CTA's next tile)
+  const unsigned last = *verdict;
+  epilogue_barrier();  // the scratch word is free again
   return last;
 }
 
-// norm2's closing step: every element of the tap (its call extents, its strides) becomes
-// the square root of the sum of squares, spread over the 128 threads.
-__device__ __forceinline__ void tap_sqrt(const BufferArg& tap, int thread) {
-  const long long count = tap.shape[0] * tap.shape[1] * tap.shape[2];
-  for (long long e = thread; e < count; e += kEpilogueThreads) {
-    const long long n = e % tap.shape[2];
-    const long long m = (e / tap.shape[2]) % tap.shape[1];
-    const long long b = e / (tap.shape[2] * tap.shape[1]);
-    volatile float* word = tap_word(tap, b, m, n);
-    *word = __fsqrt_rn(*word);
+// The group's partials at index `at` of every slot, folded in member order.
+template <TapCombine C>
+__device__ __forceinline__ float tap_fold_group(const KernelArgs& args, int param,
+                                                const TapGroup& g, long long at) {
+  const float* first = tap_slot(args, param, g, 0) + at;
+  const long long stride = args.taps[param].slot_floats;
+  float v = ptx::ld_relaxed_gpu(first);
+  for (long long j = 1; j < g.size; ++j)
+    v = tap_merge<C>(v, ptx::ld_relaxed_gpu(first + j * stride));
+  return v;
+}
+
+template <bool Sqrt>
+__device__ __forceinline__ void tap_store(const BufferArg& tap, long long b, long long m,
+                                          long long n, float v) {
+  *tap_word(tap, b, m, n) = Sqrt ? __fsqrt_rn(v) : v;
+}
+
+// The last CTA of a row tap's group: its tile's rows, each folded over the group's N tiles
+// (and batches, for a tap of batch 1), one row per thread.
+template <TapCombine C, bool Sqrt, int TileM, int TileN>
+__device__ __forceinline__ void tap_finish_rows(const KernelArgs& args, int param,
+                                                const TileCoord& tile, int thread) {
+  const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+  for (int r = thread; r < TileM && tile.m0 + r < args.m; r += kEpilogueThreads) {
+    tap_store<Sqrt>(args.buffers[param], tile.batch, tile.m0 + r, 0,
+                    tap_fold_group<C>(args, param, g, r));
+  }
+}
+
+// The last CTA of a column tap's group: its tile's columns, one per thread.
+template <TapCombine C, bool Sqrt, int TileM, int TileN>
+__device__ __forceinline__ void tap_finish_cols(const KernelArgs& args, int param,
+                                                const TileCoord& tile, int thread) {
+  const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+  for (int c = thread; c < TileN && tile.n0 + c < args.n; c += kEpilogueThreads) {
+    tap_store<Sqrt>(args.buffers[param], tile.batch, 0, tile.n0 + c,
+                    tap_fold_group<C>(args, param, g, c));
+  }
+}
+
+// The last CTA of a tile tap's group (possibly every CTA of the grid): thread t folds
+// members t, t + 128, ... in order, then the CTA combines the 128 results in its fixed
+// order; thread 0 stores the element.
+template <TapCombine C, bool Sqrt, int TileM, int TileN>
+__device__ __forceinline__ void tap_finish_tile(const KernelArgs& args, int param,
+                                                const TileCoord& tile, float identity,
+                                                float* scratch, int thread) {
+  const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+  const float* first = tap_slot(args, param, g, 0);
+  const long long stride = args.taps[param].slot_floats;
+  float v = identity;
+  for (long long j = thread; j < g.size; j += kEpilogueThreads) {
+    v = tap_merge<C>(v, ptx::ld_relaxed_gpu(first + j * stride));
+  }
+  const float all = cta_combine<C>(v, scratch, thread);
+  if (thread == 0) tap_store<Sqrt>(args.buffers[param], tile.batch, 0, 0, all);
+}
+
+// A tap reducing only the batch: each point's value goes to its place in the CTA's slot.
+template <int TileN>
+__device__ __forceinline__ void tap_store_point(float* slot, int row, int col, float v) {
+  slot[row * TileN + col] = v;
+}
+
+// The last CTA of such a tap's group: every point of its tile, folded over the batches.
+template <TapCombine C, bool Sqrt, int TileM, int TileN>
+__device__ __forceinline__ void tap_finish_points(const KernelArgs& args, int param,
+                                                  const TileCoord& tile, int thread) {
+  const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
+  for (int e = thread; e < TileM * TileN; e += kEpilogueThreads) {
+    const long long m = tile.m0 + e / TileN;
+    const long long n = tile.n0 + e % TileN;
+    if (m < args.m && n < args.n) {
+      tap_store<Sqrt>(args.buffers[param], tile.batch, m, n, tap_fold_group<C>(args, param, g, e));
+    }
   }
 }
 

@@ -1,8 +1,11 @@
 #include "recipe/call_rules.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "recipe/limits.h"
+#include "recipe/workspace.h"
 
 namespace fusedgemm::recipe::call_rules {
 namespace {
@@ -524,14 +527,29 @@ std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int
 
 // --- workspace --------------------------------------------------------------------------
 
-int workspace_violation(const Recipe& recipe, const CallView& view) noexcept {
-  if (recipe.workspace_bytes == 0) return -1;
-  return (view.workspace == nullptr || view.workspace_bytes < recipe.workspace_bytes) ? 0 : -1;
+int workspace_violation(const Recipe&, const CallView& view) noexcept {
+  const WorkspaceLayout& needed = view.layout->workspace;
+  if (needed.bytes == 0) return -1;
+  const bool fits =
+      view.workspace != nullptr && view.workspace_bytes >= needed.bytes &&
+      reinterpret_cast<std::uintptr_t>(view.workspace) % kWorkspaceAlignmentBytes == 0;
+  return fits && needed.largest_group_ctas <= kMaxTapGroupCtas ? -1 : 0;
 }
 
 std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
-  return fmt::format("workspace: workspace of {} bytes at {}; legal: at least {} bytes",
-                     view.workspace_bytes, view.workspace, recipe.workspace_bytes);
+  const WorkspaceLayout& needed = view.layout->workspace;
+  std::string taps;
+  for (int t = 0; t < needed.tap_count; ++t) {
+    const auto& tap = needed.taps[t];
+    taps += fmt::format("{}'{}' {} group(s) of {} CTA(s)", t == 0 ? "" : ", ",
+                        recipe.roles[tap.role].name, tap.groups, tap.group_ctas);
+  }
+  return fmt::format(
+      "workspace: workspace of {} bytes at {} for a call of {} (taps: {}); needed: {} bytes; "
+      "legal: at least the {} bytes Plan::workspace_bytes(pack) gives, {}-byte aligned, with "
+      "at most {} CTAs per tap reduction group",
+      view.workspace_bytes, view.workspace, problem_str(view.layout->problem), taps, needed.bytes,
+      needed.bytes, kWorkspaceAlignmentBytes, kMaxTapGroupCtas);
 }
 
 }  // namespace fusedgemm::recipe::call_rules

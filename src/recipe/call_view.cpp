@@ -93,6 +93,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
   }
   // A plan without operand roles (the fallback engine's) runs its declared batch.
   if (operands > 0) layout.problem.batch = batch;
+  layout.workspace = workspace_layout(recipe, layout.problem);
 }
 
 void resolve_addresses(const Recipe& recipe, const BoundPack& pack, const Workspace& workspace,

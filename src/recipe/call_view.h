@@ -10,11 +10,13 @@
 #include "fusedgemm/plan.h"
 #include "kernels/kernel_args.h"
 #include "recipe/recipe.h"
+#include "recipe/workspace.h"
 
 namespace fusedgemm::recipe {
 
-// Roles one plan can have: every kernel parameter is one role.
-inline constexpr int kMaxRoles = kernels::kMaxKernelBuffers;
+// Roles one plan can have: a fused plan's are its kernel parameters (at most
+// kernels::kMaxKernelBuffers, a build rule); a fallback plan's are its caller buffers.
+inline constexpr int kMaxRoles = 32;
 
 // What a role's buffer looks like in one call. Fixed once a pack is bound.
 struct RoleLayout {
@@ -33,6 +35,8 @@ struct CallLayout {
   // Bytes from each role's base to past its last element; kept apart from `roles` so the
   // per-call overlap check walks one small array.
   std::array<std::int64_t, kMaxRoles> span_bytes{};
+  // Where the taps' counters and partials lie for this problem, and the bytes they need.
+  WorkspaceLayout workspace;
 };
 
 // One call: the bound layouts plus what changes every call.

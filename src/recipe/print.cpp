@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "recipe/workspace.h"
+
 namespace fusedgemm::recipe {
 namespace {
 
@@ -56,7 +58,7 @@ std::string to_string(const Recipe& recipe) {
     }
     out += fmt::format(" align {} B", r.alignment_bytes);
     if (r.role == Role::kTap) {
-      out += fmt::format(" {} seed {:#010x}", fusedgemm::to_string(r.mode), r.seed_word);
+      out += fmt::format(" {}", fusedgemm::to_string(r.mode));
     }
     out += "\n";
   }
@@ -65,7 +67,8 @@ std::string to_string(const Recipe& recipe) {
     for (int role : group) names.push_back(fmt::format("'{}'", recipe.roles[role].name));
     out += fmt::format("layout group: {}\n", fmt::join(names, ", "));
   }
-  out += fmt::format("workspace: {} bytes\n", recipe.workspace_bytes);
+  out += fmt::format("workspace: {} bytes for the declared problem (grows with the call's tiles)\n",
+                     workspace_bytes(recipe, recipe.program->problem));
   return out;
 }
 

@@ -1,7 +1,6 @@
 #include "recipe/recipe.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -15,18 +14,6 @@ namespace {
 using fusion::Broadcast;
 using fusion::FusionProgram;
 using fusion::Major;
-
-// The identity of a tap's reduction in the tap's own encoding: fp32 bits, or the int32
-// identities (INT32_MIN for max, INT32_MAX for min) for an integer tap.
-std::uint32_t tap_seed_word(ReductionMode mode, DataType type) {
-  if (type != DataType::kInt32) return seed_word(mode);
-  switch (mode) {
-    case ReductionMode::kMax: return std::bit_cast<std::uint32_t>(INT32_MIN);
-    case ReductionMode::kMin: return std::bit_cast<std::uint32_t>(INT32_MAX);
-    case ReductionMode::kMul: return 1;
-    default: return 0;  // add, amax, norm1 (validate keeps avg and norm2 fp32)
-  }
-}
 
 // Where a graph of batch 1 was declared, a call may still run a batch: every role that is
 // not a broadcast accepts 1 or the call's batch.
@@ -155,11 +142,6 @@ class RecipeBuilder {
     r.alignment_bytes = 4;
     r.written = true;
     r.mode = tap.mode;
-    r.seed_word = tap_seed_word(tap.mode, r.data_type);
-    if (tap.mode == ReductionMode::kNorm2) {
-      recipe_.workspace_bytes = kTmaGranuleBytes;
-      recipe_.workspace_seed_words = 1;
-    }
   }
 
   void add_quantized(int index) {
@@ -200,20 +182,6 @@ class RecipeBuilder {
 };
 
 }  // namespace
-
-std::uint32_t seed_word(ReductionMode mode) {
-  switch (mode) {
-    case ReductionMode::kMax: return std::bit_cast<std::uint32_t>(-__builtin_inff());
-    case ReductionMode::kMin: return std::bit_cast<std::uint32_t>(__builtin_inff());
-    case ReductionMode::kMul: return std::bit_cast<std::uint32_t>(1.0f);
-    case ReductionMode::kAdd:
-    case ReductionMode::kAmax:
-    case ReductionMode::kAvg:
-    case ReductionMode::kNorm1:
-    case ReductionMode::kNorm2: return 0;
-  }
-  return 0;
-}
 
 Result<Recipe> make_recipe(std::shared_ptr<const fusion::FusionProgram> program,
                            const KernelConfig& config) {

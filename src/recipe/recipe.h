@@ -66,9 +66,7 @@ struct RoleFacts {
   std::int64_t alignment_bytes = 1;     // of the base address
   bool written = false;                 // an output, tap or quantized output
   fusion::Broadcast broadcast = fusion::Broadcast::kFull;  // aux only
-  // Taps: the reduction and the word written before the kernel accumulates.
-  ReductionMode mode = ReductionMode::kAdd;
-  std::uint32_t seed_word = 0;
+  ReductionMode mode = ReductionMode::kAdd;                // taps: the reduction
 };
 
 struct Slot {
@@ -84,15 +82,10 @@ struct Recipe {
   std::vector<Slot> slots;       // one per buffer of the program, in its buffer order
   // Roles (indices) that must share one layout: the same role of several GEMMs.
   std::vector<std::vector<int>> layout_groups;
-  // The workspace holds, when a norm2 tap needs one, a CTA-completion counter: the last CTA
-  // to finish takes the square roots, so norm2 ends inside the one launch. Its first
-  // `workspace_seed_words` 32-bit words are zeroed (seeded) before every launch.
-  std::uint64_t workspace_bytes = 0;
-  std::uint64_t workspace_seed_words = 0;
+  // The workspace a call needs depends on its problem: recipe/workspace.h. An unfused
+  // engine keeps its intermediate values in the first `engine_workspace_bytes` of it.
+  std::uint64_t engine_workspace_bytes = 0;
 };
-
-// The seed word of a tap: the identity of its reduction, as fp32 bits.
-std::uint32_t seed_word(ReductionMode mode);
 
 // Reads the fusion program and the kernel configuration into a recipe; fails with
 // kDeclined when the program needs more kernel parameters than a kernel has.

@@ -311,16 +311,40 @@ int kernel_buffers(const FusionProgram& p) noexcept {
                                   2 * p.quantized_outputs.size());
 }
 
-int buffer_count_violation(const FusionProgram& p) noexcept {
-  return kernel_buffers(p) > kernels::kMaxKernelBuffers ? 0 : -1;
+// Role and tensor of kernel parameter `n` (from 0), in the recipe's argument order.
+std::string parameter_tensor(const FusionProgram& p, int n) {
+  for (const auto& op : p.operands) {
+    if (n-- == 0) return role_tensor(p, op.role, op.buffer);
+  }
+  for (const auto& op : p.operands) {
+    if (op.block_scale && n-- == 0) return role_tensor(p, Role::kScale, op.block_scale->scale_buffer);
+  }
+  for (const auto& a : p.aux) {
+    if (n-- == 0) return role_tensor(p, Role::kAux, a.buffer);
+  }
+  for (const auto& o : p.outputs) {
+    if (n-- == 0) return role_tensor(p, Role::kOutput, o.buffer);
+  }
+  for (const auto& t : p.taps) {
+    if (n-- == 0) return role_tensor(p, Role::kTap, t.buffer);
+  }
+  for (const auto& q : p.quantized_outputs) {
+    if (n-- == 0) return role_tensor(p, Role::kOutput, q.buffer);
+    if (n-- == 0) return role_tensor(p, Role::kOutput, q.scale_buffer);
+  }
+  return fmt::format("graph '{}'", p.graph_name);
 }
 
-std::string buffer_count_explain(const FusionProgram& p, int) {
+int buffer_count_violation(const FusionProgram& p) noexcept {
+  return kernel_buffers(p) > kernels::kMaxKernelBuffers ? kernels::kMaxKernelBuffers : -1;
+}
+
+std::string buffer_count_explain(const FusionProgram& p, int item) {
   return fmt::format(
-      "kernel_buffer_count: graph '{}': {} operands (with scales), {} aux, {} outputs, {} taps "
-      "and {} quantized outputs need {} kernel parameters; legal: at most {}",
-      p.graph_name, p.operands.size(), p.aux.size(), p.outputs.size(), p.taps.size(),
-      p.quantized_outputs.size(), kernel_buffers(p), kernels::kMaxKernelBuffers);
+      "kernel_buffer_count: {}: kernel parameter {} of {} ({} operands with their scales, {} "
+      "aux, {} outputs, {} taps, {} quantized outputs x2); legal: at most {} kernel parameters",
+      parameter_tensor(p, item), item + 1, kernel_buffers(p), p.operands.size(), p.aux.size(),
+      p.outputs.size(), p.taps.size(), p.quantized_outputs.size(), kernels::kMaxKernelBuffers);
 }
 
 int tma_count_violation(const FusionProgram& p) noexcept {
@@ -419,7 +443,8 @@ constexpr std::array kRules = {
     FG_CALL_ROW(buffer_overlap, true, "written buffers share no memory with any other buffer"),
     FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),
     FG_CALL_ROW(scale_layout, false, "block scales are one dense run"),
-    FG_CALL_ROW(workspace, true, "a workspace of at least the plan's workspace_bytes"),
+    FG_CALL_ROW(workspace, true,
+                "with taps, a 16-byte aligned workspace of Plan::workspace_bytes(pack) bytes"),
 #undef FG_CALL_ROW
 };
 

@@ -1,5 +1,6 @@
-// The device interface the execute path talks to: 32-bit fills for seeds, kernel loading
-// and launching. Implementations: CudaDevice (driver API), HostDevice (interpreter), and a
+// The device interface the execute path talks to: kernel loading and launching, plus
+// 32-bit fills (a device capability the tests use to set memory; execute writes nothing
+// before its one launch). Implementations: CudaDevice (driver API), HostDevice (interpreter), and a
 // do-nothing device the host-cost benchmark uses.
 #pragma once
 

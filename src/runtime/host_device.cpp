@@ -1,6 +1,7 @@
 #include "runtime/host_device.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -82,6 +83,26 @@ std::int32_t combine_int(ReductionMode mode, std::int32_t acc, std::int32_t v) {
   return acc;
 }
 
+// Where a tap's reduction starts: its mode's identity, in fp32 or (an integer tap) int32.
+std::uint32_t identity_bits(ReductionMode mode, DataType type) {
+  const bool integer = type == DataType::kInt32;
+  switch (mode) {
+    case ReductionMode::kMax:
+      return integer ? std::bit_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::min())
+                     : std::bit_cast<std::uint32_t>(-std::numeric_limits<float>::infinity());
+    case ReductionMode::kMin:
+      return integer ? std::bit_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())
+                     : std::bit_cast<std::uint32_t>(std::numeric_limits<float>::infinity());
+    case ReductionMode::kMul: return integer ? 1u : std::bit_cast<std::uint32_t>(1.0f);
+    case ReductionMode::kAdd:
+    case ReductionMode::kAmax:
+    case ReductionMode::kAvg:
+    case ReductionMode::kNorm1:
+    case ReductionMode::kNorm2: return 0;
+  }
+  return 0;
+}
+
 class Interpreter {
  public:
   Interpreter(const HostKernel& kernel, kernels::KernelArgs& args)
@@ -92,6 +113,7 @@ class Interpreter {
     accumulators_.resize(p_.gemms.size());
     quantize_input_.resize(p_.quantized_outputs.size());
     for (auto& q : quantize_input_) q.resize(args_.batch * args_.m * args_.n);
+    start_taps();
     for (std::int64_t b = 0; b < args_.batch; ++b) {
       for (std::int64_t m = 0; m < args_.m; ++m) {
         for (std::int64_t n = 0; n < args_.n; ++n) point(b, m, n);
@@ -192,19 +214,34 @@ class Interpreter {
     return static_cast<float>(1.0 / count);
   }
 
-  void finish_taps() {
+  // Calls every element of every tap with `f(tap index, element address)`.
+  template <class F>
+  void for_each_tap_element(F f) {
     for (std::size_t i = 0; i < p_.taps.size(); ++i) {
-      if (p_.taps[i].mode != ReductionMode::kNorm2) continue;
       const BufferArg& a = arg(ix_.tap[i]);
       for (std::int64_t i0 = 0; i0 < a.shape[0]; ++i0) {
         for (std::int64_t i1 = 0; i1 < a.shape[1]; ++i1) {
           for (std::int64_t i2 = 0; i2 < a.shape[2]; ++i2) {
-            auto* word = static_cast<float*>(a.data) + offset(a, i0, i1, i2);
-            *word = std::sqrt(*word);
+            f(i, static_cast<std::uint32_t*>(a.data) + offset(a, i0, i1, i2));
           }
         }
       }
     }
+  }
+
+  // Nothing seeds a tap before the launch: it starts at its mode's identity here, as the
+  // kernel's partials do.
+  void start_taps() {
+    for_each_tap_element([&](std::size_t i, std::uint32_t* word) {
+      *word = identity_bits(p_.taps[i].mode, type_of(p_.taps[i].buffer));
+    });
+  }
+
+  void finish_taps() {
+    for_each_tap_element([&](std::size_t i, std::uint32_t* word) {
+      if (p_.taps[i].mode != ReductionMode::kNorm2) return;
+      *word = std::bit_cast<std::uint32_t>(std::sqrt(std::bit_cast<float>(*word)));
+    });
   }
 
   // Per block of block_cols values along N: scale = amax / max_finite(type) (1 when the

@@ -4,6 +4,7 @@
 #include "fusedgemm/plan.h"
 #include "recipe/print.h"
 #include "recipe/rules.h"
+#include "recipe/workspace.h"
 #include "runtime/plan_state.h"
 
 namespace fusedgemm {
@@ -19,7 +20,10 @@ const std::optional<Decline>& Plan::declined() const {
   return state_->declined;
 }
 std::uint64_t Plan::workspace_bytes() const {
-  return state_->recipe.workspace_bytes;
+  return recipe::workspace_bytes(state_->recipe, state_->recipe.program->problem);
+}
+Result<std::uint64_t> Plan::workspace_bytes(const BoundPack& pack) const {
+  return state_->workspace_bytes(pack);
 }
 const Device& Plan::device() const {
   return *state_->device;

@@ -1,5 +1,9 @@
 #include "runtime/plan_state.h"
 
+#include <algorithm>
+#include <iterator>
+#include <random>
+
 #include <fmt/format.h>
 
 #include "recipe/rules.h"
@@ -28,6 +32,13 @@ std::map<std::string, int, std::less<>> slots_by_name(const recipe::Recipe& r) {
   return map;
 }
 
+// A random 64-bit start, so two plans sharing a workspace one after the other use
+// unrelated epochs.
+std::uint64_t random_epoch() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ static_cast<std::uint64_t>(device());
+}
+
 }  // namespace
 
 PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
@@ -42,7 +53,8 @@ PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
       call_rows(call_rows_of_table()),
       deferrals(new std::atomic<std::uint64_t>[recipe::rule_table().size()]()),
       slot_by_uid(slots_by_uid(recipe)),
-      slot_by_name(slots_by_name(recipe)) {}
+      slot_by_name(slots_by_name(recipe)),
+      epoch(std::make_unique<std::atomic<std::uint64_t>>(random_epoch())) {}
 
 Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   BoundPack bound;
@@ -89,6 +101,11 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   return bound;
 }
 
+Result<std::uint64_t> PlanState::workspace_bytes(const BoundPack& pack) const {
+  FG_ASSIGN_OR_RETURN(const BoundCall* call, bound_call(pack));
+  return call->layout.workspace.bytes;
+}
+
 Result<const BoundCall*> PlanState::bound_call(const BoundPack& pack) const {
   const BoundCall* call = pack.call_.get();
   if (call != nullptr && call->owner == this) return call;
@@ -119,7 +136,8 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
       break;
     }
   }
-  fill_kernel_args(view, call->args);
+  // A runner (the fallback engine) builds its own arguments per step.
+  if (!runner) fill_kernel_args(view, call->args);
   int roles_missing = 0;
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
   // Encoding reads only addresses and layouts; a pack whose layouts break a rule or that
@@ -127,12 +145,6 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
   call->prepared = kernel && call->layout_row < 0 && roles_missing == 0 &&
                    device->prepare(*kernel, call->args).is_ok();
   call->launch = launch_config(recipe.config, call->layout.problem);
-  for (int i = 0; i < call->layout.role_count; ++i) {
-    const auto& r = recipe.roles[i];
-    if (r.role != Role::kTap) continue;
-    call->seed_role[call->seed_count] = i;
-    call->seeds[call->seed_count++] = plan_seed(nullptr, call->layout.roles[i].given, r.seed_word);
-  }
   return call;
 }
 
@@ -167,26 +179,17 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
 
   if (runner) return runner->run(view, stream);
 
-  // Every rule passed: plan all seeds, then issue them, then launch.
-  std::array<SeedPlan, recipe::kMaxRoles> seeds;
-  for (int i = 0; i < call->seed_count; ++i) {
-    seeds[i] = call->seeds[i];
-    seeds[i].fill.data = const_cast<void*>(view.data[call->seed_role[i]]);
-  }
-  for (int i = 0; i < call->seed_count; ++i) FG_TRY(issue_seed(*device, seeds[i], stream));
-  if (recipe.workspace_seed_words > 0) {
-    FG_TRY(device->fill(
-        {workspace.data, recipe.workspace_seed_words * 4, recipe.workspace_seed_words, 1, 0},
-        stream));
-  }
-
+  // Every rule passed: launch (one launch per call; nothing to seed).
   kernels::KernelArgs args;
   args.batch = call->args.batch;
   args.m = call->args.m;
   args.n = call->args.n;
   args.k = call->args.k;
   args.workspace = workspace.data;
+  args.epoch =
+      call->layout.workspace.tap_count > 0 ? epoch->fetch_add(1, std::memory_order_relaxed) : 0;
   args.buffer_count = call->args.buffer_count;
+  std::copy(std::begin(call->args.taps), std::end(call->args.taps), std::begin(args.taps));
   bool moved = false;
   for (int i = 0; i < args.buffer_count; ++i) {
     args.buffers[i] = call->args.buffers[i];
@@ -220,7 +223,15 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
   args.n = layout.problem.n;
   args.k = layout.problem.k;
   args.workspace = const_cast<void*>(view.workspace);
+  args.epoch = 0;
   args.buffer_count = layout.role_count;
+  for (auto& t : args.taps) t = {0, 0, 0};
+  for (int i = 0; i < layout.workspace.tap_count; ++i) {
+    const recipe::TapWorkspaceLayout& t = layout.workspace.taps[i];
+    args.taps[t.role] = {static_cast<long long>(t.counters_bytes),
+                         static_cast<long long>(t.partials_bytes),
+                         static_cast<long long>(t.slot_floats)};
+  }
   for (int i = 0; i < layout.role_count; ++i) {
     const auto& k = layout.roles[i].kernel;
     auto& b = args.buffers[i];

@@ -14,15 +14,14 @@
 #include "recipe/recipe.h"
 #include "runtime/device.h"
 #include "runtime/runner.h"
-#include "runtime/seeds.h"
 
 namespace fusedgemm::runtime {
 
 struct PlanState;
 
-// What binding a pack fixes for every call made with it: the call's layouts and problem,
-// the first broken layout-only rule, and the kernel arguments, launch shape and seed fills
-// with every address left for the call to fill in.
+// What binding a pack fixes for every call made with it: the call's layouts and problem
+// (with its workspace layout), the first broken layout-only rule, and the kernel arguments
+// and launch shape with every address left for the call to fill in.
 struct BoundCall {
   const PlanState* owner = nullptr;
   recipe::CallLayout layout;
@@ -34,9 +33,6 @@ struct BoundCall {
   kernels::KernelArgs args{};
   bool prepared = false;
   LaunchConfig launch;
-  int seed_count = 0;
-  std::array<SeedPlan, recipe::kMaxRoles> seeds{};
-  std::array<int, recipe::kMaxRoles> seed_role{};
 };
 
 struct PlanState {
@@ -46,11 +42,14 @@ struct PlanState {
             std::shared_ptr<const Runner> runner = nullptr);
 
   // 1. the pack's roles, layouts and problem (resolved at bind); 2. check every call rule in
-  // table order, counting a deferral on the first broken one; 3. plan every seed, then
-  // issue them; 4. launch with the bound arguments and this call's addresses.
+  // table order, counting a deferral on the first broken one; 3. launch with the bound
+  // arguments, this call's addresses and the next epoch. Nothing is written before the
+  // launch: taps need no seed, the workspace no zeroing (kernels/tap_commit.cuh).
   Status execute(const BoundPack& pack, const Workspace& workspace, Stream stream) const;
   Verdict explain(const BoundPack& pack, const Workspace& workspace) const;
   Result<BoundPack> bind(const VariantPack& pack) const;
+  // The workspace a call with this pack needs (recipe/workspace.h).
+  Result<std::uint64_t> workspace_bytes(const BoundPack& pack) const;
 
   const Engine engine;
   const std::optional<Decline> declined;
@@ -65,6 +64,11 @@ struct PlanState {
   const std::unique_ptr<std::atomic<std::uint64_t>[]> deferrals;
   const std::map<std::int64_t, int> slot_by_uid;
   const std::map<std::string, int, std::less<>> slot_by_name;
+  // The next launch's epoch (KernelArgs::epoch): starts at a random value at build and
+  // advances by one per launch, so the taps' counter words never need zeroing, even in a
+  // workspace another plan used last (kernels/tap_commit.cuh has the collision argument).
+  // Like the deferral counters, a mutable the plan's immutable facts do not depend on.
+  const std::unique_ptr<std::atomic<std::uint64_t>> epoch;
 
  private:
   // The rule-table row of the first broken call rule, or -1: per-call rows are evaluated,

@@ -43,13 +43,16 @@ TEST(PlanEpilogue, TapShapesFollowTheReducedAxes) {
   EXPECT_EQ(plan.aux_param, std::vector<int>{2});
   EXPECT_EQ(plan.output_param, std::vector<int>{3});
   EXPECT_TRUE(plan.column_taps);
-  EXPECT_TRUE(plan.norm2_taps);
 }
 
 TEST(PlanEpilogue, ScratchBytesFollowTheTaps) {
-  EXPECT_EQ(plan_of("taps.json").scratch_bytes, 2048u);       // 4 warps x 128 columns x 4 bytes
-  EXPECT_EQ(plan_of("taps_only.json").scratch_bytes, 1024u);  // two GEMMs: 64-wide tiles
-  EXPECT_EQ(plan_of("batched.json").scratch_bytes, 16u);      // one tile tap: 4 warps' partials
+  // Staging (4 warps x 128 columns), then the staged partials: 2 row taps x 128 rows, 2
+  // column taps x 128 columns, one tile tap (4 floats), 4 bytes each.
+  EXPECT_EQ(plan_of("taps.json").scratch_bytes, (512u + 2 * 128 + 2 * 128 + 4) * 4);
+  // Two GEMMs: 128x64 tiles; a row, a tile and a column tap.
+  EXPECT_EQ(plan_of("taps_only.json").scratch_bytes, (256u + 128 + 4 + 64) * 4);
+  // One tile tap: 4 warps' partials (and the verdict), then its staged partial.
+  EXPECT_EQ(plan_of("batched.json").scratch_bytes, 32u);
   EXPECT_EQ(plan_of("plain.json").scratch_bytes, 0u);
   EXPECT_EQ(plan_of("quantized_output.json").scratch_bytes, 0u);  // quad shuffles only
 }

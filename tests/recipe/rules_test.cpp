@@ -268,6 +268,26 @@ const std::vector<RuleCase>& cases() {
          }
          store(sum, "D", kBf16);
        }},
+      {"kernel_buffer_count", "aux", "aux14", "parameter 17 of 18",
+       [](Graph& g, bool legal) {
+         Tensor sum = acc_bf16(g);
+         for (int i = 0; i < (legal ? 13 : 15); ++i) {
+           sum = g.pointwise(sum, input(g, fmt::format("aux{}", i), {1, 64, 128}, kBf16),
+                             op(PointwiseMode::kAdd));
+         }
+         store(sum, "D", kBf16);
+       }},
+      {"tma_descriptor_count", "A", "A3", "operand 7 of 8",
+       [](Graph& g, bool legal) {
+         Tensor sum;
+         const Tensor a0 = input(g, "A0", {1, 64, 64}, kBf16);
+         for (int i = 0; i < 4; ++i) {
+           auto a = legal || i == 0 ? a0 : input(g, fmt::format("A{}", i), {1, 64, 64}, kBf16);
+           auto c = g.matmul(a, input(g, fmt::format("B{}", i), {1, 64, 128}, kBf16));
+           sum = sum ? g.pointwise(sum, c, op(PointwiseMode::kAdd)) : c;
+         }
+         store(sum, "D", kBf16);
+       }},
       {"operand_data_type", "B", "B", "fp16",
        [](Graph& g, bool legal) {
          auto b = input(g, "B", {1, 64, 128}, legal ? kBf16 : DataType::kFloat16);

@@ -135,7 +135,7 @@ void expect_refused_or_correct(const SizeCase& c, std::uint64_t seed) {
   const VariantPack pack = call->pack(/*views=*/true);
 
   if (c.rule == nullptr) {
-    const Status s = plan->execute(pack, workspace_of(plan.value()), nullptr);
+    const Status s = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
     ASSERT_TRUE(s) << s.message();
     EXPECT_TRUE(call->matches_reference(called->graph));
     EXPECT_TRUE(call->outside_untouched());
@@ -143,7 +143,7 @@ void expect_refused_or_correct(const SizeCase& c, std::uint64_t seed) {
     return;
   }
   call->fill_canary();
-  const Status s = plan->execute(pack, workspace_of(plan.value()), nullptr);
+  const Status s = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kIllegalCall) << s.message();
   const std::string prefix = fmt::format("{}: role {} '{}': ", c.rule, c.role, c.tensor);
   EXPECT_EQ(s.message().rfind(prefix, 0), 0u) << s.message() << "\nwant prefix: " << prefix;

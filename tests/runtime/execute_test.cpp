@@ -127,18 +127,19 @@ void expect_legal_call_matches_reference(Flavor flavor, const ExecuteShape& s, s
   ASSERT_TRUE(call) << call.status().message();
 
   const VariantPack pack = call->pack(s.views);
-  EXPECT_TRUE(plan->explain(pack, workspace_of(plan.value())).legal())
-      << plan->explain(pack, workspace_of(plan.value())).message;
-  const Status status = plan->execute(pack, workspace_of(plan.value()), nullptr);
+  EXPECT_TRUE(plan->explain(pack, workspace_of(plan.value(), pack)).legal())
+      << plan->explain(pack, workspace_of(plan.value(), pack)).message;
+  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
   ASSERT_TRUE(status) << status.message();
   EXPECT_TRUE(call->matches_reference(fg->graph));
   EXPECT_TRUE(call->outside_untouched());
 
-  // Again through a bound pack, poisoned afresh: the taps are seeded again, not summed on.
+  // Again through a bound pack, poisoned afresh: the taps start afresh, not summed on.
   auto bound = plan->bind(pack);
   ASSERT_TRUE(bound) << bound.status().message();
   call->prepare();
-  const Status again = plan->execute(bound.value(), workspace_of(plan.value()), nullptr);
+  const Status again =
+      plan->execute(bound.value(), workspace_of(plan.value(), bound.value()), nullptr);
   ASSERT_TRUE(again) << again.message();
   EXPECT_TRUE(call->matches_reference(fg->graph));
   EXPECT_TRUE(call->outside_untouched());
@@ -226,7 +227,7 @@ TEST(Execute, ExplainOfALegalCallSaysLegal) {
   auto call = CallBuffers::make(fg->graph, 5);
   ASSERT_TRUE(call) << call.status().message();
   call->fill_canary();
-  const Verdict verdict = plan->explain(call->pack(), workspace_of(plan.value()));
+  const Verdict verdict = plan->explain(call->pack(), workspace_of(plan.value(), call->pack()));
   EXPECT_TRUE(verdict.legal());
   EXPECT_EQ(verdict.rule, "");
   EXPECT_EQ(verdict.message, "legal");
@@ -260,7 +261,7 @@ TEST(Execute, OnePlanFromFourThreadsAtOnce) {
       const VariantPack pack = calls[i].pack();
       for (int call = 0; call < kCalls; ++call) {
         calls[i].prepare();
-        if (Status s = shared.execute(pack, workspace_of(shared), nullptr); !s) {
+        if (Status s = shared.execute(pack, workspace_of(shared, pack), nullptr); !s) {
           failures[i].push_back(s.message());
           continue;
         }
@@ -306,7 +307,7 @@ TEST(Execute, IntegerTapsAccumulateInInt32) {
         .set_output(true);
   }
   // A product of integers leaves int32 at once, so the mul tap multiplies ones (acc == acc):
-  // 1 only when its seed is the integer 1.
+  // 1 only when it starts at the integer 1.
   auto ones = g.pointwise(q, q, PointwiseAttributes().set_mode(PointwiseMode::kCmpEq));
   ones->set_name("ones").set_data_type(DataType::kInt8);
   auto product = g.reduction(ones, ReductionAttributes().set_mode(ReductionMode::kMul));
@@ -316,7 +317,7 @@ TEST(Execute, IntegerTapsAccumulateInInt32) {
   ASSERT_TRUE(plan) << plan.status().message();
   auto call = CallBuffers::make(g, 21);
   ASSERT_TRUE(call) << call.status().message();
-  const Status s = plan->execute(call->pack(), workspace_of(plan.value()), nullptr);
+  const Status s = plan->execute(call->pack(), workspace_of(plan.value(), call->pack()), nullptr);
   ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(call->matches_reference(g));
   EXPECT_TRUE(call->outside_untouched());

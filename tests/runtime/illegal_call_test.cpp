@@ -347,14 +347,15 @@ void expect_refused(const IllegalCase& c) {
   // The unchanged call is legal: the change alone breaks the rule.
   if (!c.other_current_device) {
     call->prepare();
-    const Status legal = plan->execute(call->pack(views), workspace_of(plan.value()), nullptr);
+    const Status legal =
+        plan->execute(call->pack(views), workspace_of(plan.value(), call->pack(views)), nullptr);
     ASSERT_TRUE(legal) << legal.message();
     ASSERT_TRUE(call->matches_reference(call_fg->graph));
   }
 
   const VariantPack pack = pack_with(call.value(), c.change(call.value()), views);
   call->fill_canary();
-  const Status status = plan->execute(pack, workspace_of(plan.value()), nullptr);
+  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
   EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
   const std::string& m = status.message();
   const std::string prefix = c.role ? fmt::format("{}: role {} '{}': ", c.rule, c.role, c.tensor)
@@ -368,7 +369,7 @@ void expect_refused(const IllegalCase& c) {
   for (const auto& [rule, count] : deferral_map(plan.value())) {
     EXPECT_EQ(count, rule == c.rule ? 1u : 0u) << "deferrals of '" << rule << "'";
   }
-  const Verdict verdict = plan->explain(pack, workspace_of(plan.value()));
+  const Verdict verdict = plan->explain(pack, workspace_of(plan.value(), pack));
   EXPECT_EQ(verdict.rule, c.rule) << verdict.message;
   EXPECT_EQ(verdict.message, m);
   EXPECT_TRUE(call->all_canary());
@@ -382,7 +383,7 @@ TEST(IllegalCall, EachCaseIsRefusedByItsRuleBeforeAnyWrite) {
 TEST(IllegalCall, EveryCallRowHasACase) {
   std::set<std::string_view> covered;
   for (const IllegalCase& c : cases()) covered.insert(c.rule);
-  covered.insert("workspace");  // IllegalCall.WorkspaceMissingOrShort: no flavor has one yet
+  covered.insert("workspace");  // IllegalCall.WorkspaceMissingShortOrMisaligned
   for (const recipe::Rule& rule : recipe::rule_table()) {
     if (rule.scope != recipe::RuleScope::kCall) continue;
     EXPECT_TRUE(covered.contains(rule.id))
@@ -390,35 +391,30 @@ TEST(IllegalCall, EveryCallRowHasACase) {
   }
 }
 
-// No flavor needs a workspace yet (Plan::workspace_bytes() is 0 for all), so the rule runs
-// through the one execute implementation, PlanState, on a recipe that asks for 256 bytes.
-TEST(IllegalCall, WorkspaceMissingOrShort) {
-  auto fg = make_flavor_graph(Flavor::kPlain, kPlain);
+// A taps flavor needs a workspace that grows with the call's tiles: missing, short or
+// misaligned ones are refused by the workspace rule, naming the needed and given bytes.
+TEST(IllegalCall, WorkspaceMissingShortOrMisaligned) {
+  auto fg = make_flavor_graph(Flavor::kTapsRow, {.batch = 2, .m = 72, .n = 200, .k = 16});
   ASSERT_TRUE(fg) << fg.status().message();
-  auto analysis = fusion::analyze(fg->graph);
-  ASSERT_TRUE(analysis && !analysis->decline);
-  auto program = std::make_shared<const fusion::FusionProgram>(analysis->program);
-  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
-  ASSERT_TRUE(recipe) << recipe.status().message();
-  recipe->workspace_bytes = 256;
-  std::shared_ptr<Device> device = make_host_device();
-  runtime::KernelImage image;
-  image.program = program;
-  for (const auto& role : recipe->roles) image.params.push_back({role.kind, role.index});
-  auto kernel = device->load(image);
-  ASSERT_TRUE(kernel) << kernel.status().message();
-  const runtime::PlanState state(Engine::kFused, std::nullopt, device, kernel.value(),
-                                 std::move(recipe).value());
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
   auto call = CallBuffers::make(fg->graph, 3);
   ASSERT_TRUE(call) << call.status().message();
-  auto bound = state.bind(call->pack());
+  auto bound = plan->bind(call->pack());
   ASSERT_TRUE(bound) << bound.status().message();
+  const auto needed = plan->workspace_bytes(bound.value());
+  ASSERT_TRUE(needed) << needed.status().message();
+  ASSERT_GT(needed.value(), 0u);
+  EXPECT_EQ(needed.value(), plan->workspace_bytes());  // the call is the declared problem
 
-  std::vector<std::uint8_t> workspace(512);
+  std::vector<std::uint64_t> storage(needed.value() / 8 + 2);
+  auto* base = reinterpret_cast<std::uint8_t*>(storage.data());
   const std::vector<std::pair<Workspace, std::string>> refused = {
       {Workspace{}, "workspace of 0 bytes"},
-      {Workspace{workspace.data(), 255}, "workspace of 255 bytes"},
-      {Workspace{nullptr, 512}, "workspace of 512 bytes"},
+      {Workspace{base, needed.value() - 1},
+       fmt::format("workspace of {} bytes", needed.value() - 1)},
+      {Workspace{nullptr, needed.value()}, fmt::format("workspace of {} bytes", needed.value())},
+      {Workspace{base + 4, needed.value()}, fmt::format("workspace of {} bytes", needed.value())},
   };
   int row = -1;
   const auto table = recipe::rule_table();
@@ -430,21 +426,42 @@ TEST(IllegalCall, WorkspaceMissingOrShort) {
   for (const auto& [ws, seen] : refused) {
     SCOPED_TRACE(seen);
     call->fill_canary();
-    const Status s = state.execute(bound.value(), ws, nullptr);
+    const Status s = plan->execute(bound.value(), ws, nullptr);
     EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
     EXPECT_EQ(s.message().rfind("workspace: ", 0), 0u) << s.message();
     EXPECT_NE(s.message().find(seen), std::string::npos) << s.message();
-    EXPECT_NE(s.message().find("; legal: at least 256 bytes"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(fmt::format("needed: {} bytes", needed.value())), std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("; legal: "), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("'T_add' 2 group(s) of 2 CTA(s)"), std::string::npos) << s.message();
     EXPECT_TRUE(call->all_canary());
-    EXPECT_EQ(state.deferrals[row].load(), ++expected);
-    const Verdict v = state.explain(bound.value(), ws);
+    EXPECT_EQ(deferral_map(plan.value())["workspace"], ++expected);
+    const Verdict v = plan->explain(bound.value(), ws);
     EXPECT_EQ(v.rule, "workspace");
+    EXPECT_EQ(v.message, s.message());
   }
   call->prepare();
-  const Status ok = state.execute(bound.value(), Workspace{workspace.data(), 256}, nullptr);
+  const Status ok = plan->execute(bound.value(), Workspace{base, needed.value()}, nullptr);
   ASSERT_TRUE(ok) << ok.message();
   EXPECT_TRUE(call->matches_reference(fg->graph));
-  EXPECT_EQ(state.deferrals[row].load(), expected);
+  EXPECT_EQ(total_deferrals(plan.value()), expected);
+}
+
+// A pack of another plan has no workspace size here.
+TEST(IllegalCall, WorkspaceBytesOfAForeignPackIsRefused) {
+  auto fg = make_flavor_graph(Flavor::kTapsFull, {.batch = 1, .m = 64, .n = 64, .k = 16});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto one = build(fg->graph, BuildOptions{make_host_device()});
+  auto two = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(one && two);
+  auto call = CallBuffers::make(fg->graph, 4);
+  ASSERT_TRUE(call) << call.status().message();
+  auto bound = one->bind(call->pack());
+  ASSERT_TRUE(bound) << bound.status().message();
+  const auto foreign = two->workspace_bytes(bound.value());
+  ASSERT_FALSE(foreign);
+  EXPECT_EQ(foreign.status().code(), ErrorCode::kIllegalCall);
+  EXPECT_EQ(foreign.status().message().rfind("bound_pack: ", 0), 0u) << foreign.status().message();
 }
 
 TEST(IllegalCall, UnknownUidOrNameIsAPackError) {
@@ -458,19 +475,20 @@ TEST(IllegalCall, UnknownUidOrNameIsAPackError) {
 
   VariantPack by_name = call->pack();
   by_name.set("bias", static_cast<void*>(call.value()["A"].buffer->data()));
-  const Status s = plan->execute(by_name, workspace_of(plan.value()), nullptr);
+  const Status s = plan->execute(by_name, workspace_of(plan.value(), by_name), nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
   EXPECT_EQ(s.message().rfind("pack_unknown_tensor: name 'bias' names no buffer", 0), 0u)
       << s.message();
-  EXPECT_EQ(plan->explain(by_name, workspace_of(plan.value())).rule, "pack_unknown_tensor");
+  EXPECT_EQ(plan->explain(by_name, workspace_of(plan.value(), by_name)).rule,
+            "pack_unknown_tensor");
 
   VariantPack by_uid = call->pack();
   by_uid.set(std::int64_t{9999}, static_cast<void*>(call.value()["A"].buffer->data()));
-  const Status u = plan->execute(by_uid, workspace_of(plan.value()), nullptr);
+  const Status u = plan->execute(by_uid, workspace_of(plan.value(), by_uid), nullptr);
   EXPECT_EQ(u.code(), ErrorCode::kIllegalCall);
   EXPECT_EQ(u.message().rfind("pack_unknown_tensor: uid 9999 names no buffer", 0), 0u)
       << u.message();
-  EXPECT_EQ(plan->explain(by_uid, workspace_of(plan.value())).rule, "pack_unknown_tensor");
+  EXPECT_EQ(plan->explain(by_uid, workspace_of(plan.value(), by_uid)).rule, "pack_unknown_tensor");
 
   EXPECT_TRUE(call->all_canary());
   EXPECT_EQ(total_deferrals(plan.value()), 0u);
@@ -490,12 +508,12 @@ TEST(IllegalCall, ATensorGivenTwiceIsAPackError) {
   // Once by name and once by uid: the same tensor.
   VariantPack pack = call->pack();
   pack.set(*b.value()->uid(), static_cast<void*>(call.value()["B"].buffer->data()));
-  const Status s = plan->execute(pack, workspace_of(plan.value()), nullptr);
+  const Status s = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
   const std::string want = fmt::format(
       "pack_duplicate_tensor: uid {} gives tensor 'B' a second buffer", *b.value()->uid());
   EXPECT_EQ(s.message().rfind(want, 0), 0u) << s.message();
-  EXPECT_EQ(plan->explain(pack, workspace_of(plan.value())).rule, "pack_duplicate_tensor");
+  EXPECT_EQ(plan->explain(pack, workspace_of(plan.value(), pack)).rule, "pack_duplicate_tensor");
   EXPECT_TRUE(call->all_canary());
   EXPECT_EQ(total_deferrals(plan.value()), 0u);
 }
@@ -518,14 +536,14 @@ TEST(IllegalCall, AViewWithoutOneStridePerExtentIsAPackError) {
   call->fill_canary();
   const VariantPack pack =
       pack_with(call.value(), {{"aux", view(call.value(), "aux", {1, 1, 100}, {100, 1})}}, false);
-  const Status s = plan->execute(pack, workspace_of(plan.value()), nullptr);
+  const Status s = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
   EXPECT_EQ(s.message().rfind("pack_view_strides: role aux 'aux': view with 3 extents and 2 "
                               "strides; legal: ",
                               0),
             0u)
       << s.message();
-  EXPECT_EQ(plan->explain(pack, workspace_of(plan.value())).rule, "pack_view_strides");
+  EXPECT_EQ(plan->explain(pack, workspace_of(plan.value(), pack)).rule, "pack_view_strides");
   EXPECT_TRUE(call->all_canary());
   EXPECT_EQ(total_deferrals(plan.value()), 0u);
 }

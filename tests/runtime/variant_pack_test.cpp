@@ -69,7 +69,7 @@ std::vector<std::uint8_t> payload(const CallBuffers& call, const std::string& na
 void expect_legal_and_correct(const Plan& plan, CallBuffers& call, const VariantPack& pack,
                               const Graph& graph) {
   call.prepare();
-  const Status s = plan.execute(pack, workspace_of(plan), nullptr);
+  const Status s = plan.execute(pack, workspace_of(plan, pack), nullptr);
   ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(call.matches_reference(graph));
   EXPECT_TRUE(call.outside_untouched());
@@ -164,7 +164,8 @@ TEST(VariantPack, AtNEqualsKTheDeclarationWins) {
   call.fill_canary();
   const VariantPack kernel_order =
       pack_with_views(call, {{"B", BufferView::view(b, {1, 64, 64}, {4096, 64, 1})}});
-  const Status s = built->plan.execute(kernel_order, workspace_of(built->plan), nullptr);
+  const Status s =
+      built->plan.execute(kernel_order, workspace_of(built->plan, kernel_order), nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
   EXPECT_EQ(s.message().rfind("major: role B 'B': K stride 64", 0), 0u) << s.message();
   EXPECT_TRUE(call.all_canary());
@@ -245,7 +246,8 @@ TEST(BoundPack, ReusedAcrossCallsWithSetData) {
       ASSERT_TRUE(slot) << slot.status().message();
       bound->set_data(slot.value(), t.buffer->data());
     }
-    const Status s = built->plan.execute(bound.value(), workspace_of(built->plan), nullptr);
+    const Status s =
+        built->plan.execute(bound.value(), workspace_of(built->plan, bound.value()), nullptr);
     ASSERT_TRUE(s) << s.message();
     EXPECT_TRUE(call.matches_reference(graph));
     EXPECT_TRUE(call.outside_untouched());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -221,6 +222,29 @@ std::uint64_t total_deferrals(const Plan& plan) {
   std::uint64_t total = 0;
   for (const auto& d : plan.deferrals()) total += d.count;
   return total;
+}
+
+Workspace workspace_of(const Plan& plan, const BoundPack& pack) {
+  const auto needed = plan.workspace_bytes(pack);
+  const std::uint64_t bytes = needed ? needed.value() : plan.workspace_bytes();
+  if (bytes == 0) return {};
+  // 64-bit words keep the base 16-byte aligned (operator new's alignment).
+  static thread_local std::vector<std::uint64_t> storage;
+  static thread_local std::uint64_t garbage = 0x9E3779B97F4A7C15ull;
+  storage.resize((bytes + 7) / 8);
+  for (auto& word : storage) {
+    garbage ^= garbage << 13;
+    garbage ^= garbage >> 7;
+    garbage ^= garbage << 17;
+    word = garbage;
+  }
+  return {storage.data(), bytes};
+}
+
+Workspace workspace_of(const Plan& plan, const VariantPack& pack) {
+  const auto bound = plan.bind(pack);
+  if (!bound) return workspace_of(plan, BoundPack{});
+  return workspace_of(plan, bound.value());
 }
 
 }  // namespace fusedgemm::test

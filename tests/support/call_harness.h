@@ -106,11 +106,10 @@ std::map<std::string, std::uint64_t> deferral_map(const Plan& plan);
 // Sum of every deferral counter.
 std::uint64_t total_deferrals(const Plan& plan);
 
-// A host workspace of the plan's size, per test thread, valid until the next call.
-inline Workspace workspace_of(const Plan& plan) {
-  static thread_local std::vector<std::uint64_t> storage;
-  storage.resize((plan.workspace_bytes() + 7) / 8);
-  return plan.workspace_bytes() ? Workspace{storage.data(), plan.workspace_bytes()} : Workspace{};
-}
+// A workspace of the size a call with `pack` needs (Plan::workspace_bytes of the bound
+// pack; the declared problem's when the pack does not bind), per test thread, refilled with
+// fresh garbage every time: no call may depend on what a workspace held before.
+Workspace workspace_of(const Plan& plan, const BoundPack& pack);
+Workspace workspace_of(const Plan& plan, const VariantPack& pack);
 
 }  // namespace fusedgemm::test

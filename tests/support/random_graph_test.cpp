@@ -216,8 +216,8 @@ TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
       auto call = CallBuffers::make(rg->graph, seed);
       ASSERT_TRUE(call) << call.status().message();
       call->prepare();
-      const Status s =
-          p.execute(live_pack(call.value(), p, seed % 2 == 1), workspace_of(p), nullptr);
+      const VariantPack pack = live_pack(call.value(), p, seed % 2 == 1);
+      const Status s = p.execute(pack, workspace_of(p, pack), nullptr);
       ASSERT_TRUE(s) << s.message();
       EXPECT_EQ(total_deferrals(p), 0u);
       EXPECT_TRUE(call->matches_reference(rg->graph));

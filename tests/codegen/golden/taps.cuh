@@ -8,8 +8,8 @@
 #include "kernels/tap_commit.cuh"
 
 // Shared memory (bytes) the mainloop passes as smem_scratch, 16-byte aligned.
-// Column taps need 4 warps x TileN floats; sized for TileN <= 128.
-constexpr int kEpilogueScratchBytes = 2048;
+// Taps stage their CTA partials here (and column taps 4 warps x TileN floats); sized for tiles up to 128x128.
+constexpr int kEpilogueScratchBytes = 4112;
 
 template <int TileM, int TileN>
 __device__ __forceinline__ void fusedgemm_epilogue(
@@ -62,25 +62,43 @@ __device__ __forceinline__ void fusedgemm_epilogue(
     tap4 = fk::tap_merge<fk::TapCombine::kMax>(tap4, inside ? v2 : __uint_as_float(0xff800000u));
   }
 
-  // tap 'row_sum': the 4 lanes of each row, one atomic per row
-  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(args, args.buffers[4], tile, tap0, thread);
+  static_assert((4 * TileN + TileM + TileM + TileN + TileN + 4) * 4 <= kEpilogueScratchBytes, "fusedgemm_epilogue: the taps' staged partials exceed kEpilogueScratchBytes; regenerate for the larger tile");
 
-  // tap 'row_mean': the 4 lanes of each row, one atomic per row
-  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(args, args.buffers[5], tile, tap1, thread);
+  // tap 'col_amax': the 8 lanes of each column, then the 4 warps, staged
+  fk::tap_commit_cols<fk::TapCombine::kMax, TileM, TileN>(tap2, smem_scratch, smem_scratch + (4 * TileN + TileM + TileM), thread);
 
-  // tap 'col_amax': the 8 lanes of each column, then the 4 warps, one atomic per column
-  fk::tap_commit_cols<fk::TapCombine::kMax, TileM, TileN>(args, args.buffers[6], tile, tap2, smem_scratch, thread);
+  // tap 'col_norm2': the 8 lanes of each column, then the 4 warps, staged
+  fk::tap_commit_cols<fk::TapCombine::kSum, TileM, TileN>(tap3, smem_scratch, smem_scratch + (4 * TileN + TileM + TileM + TileN), thread);
 
-  // tap 'col_norm2': the 8 lanes of each column, then the 4 warps, one atomic per column
-  fk::tap_commit_cols<fk::TapCombine::kSum, TileM, TileN>(args, args.buffers[7], tile, tap3, smem_scratch, thread);
+  // tap 'max': the warp, then the 4 warps, staged
+  fk::tap_commit_tile<fk::TapCombine::kMax>(tap4, smem_scratch, smem_scratch + (4 * TileN + TileM + TileM + TileN + TileN), thread);
 
-  // tap 'max': the warp, then the 4 warps, one atomic per tile
-  fk::tap_commit_tile<fk::TapCombine::kMax>(args.buffers[8], tile, tap4, smem_scratch, thread);
+  // tap 'row_sum': the 4 lanes of each row, staged
+  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap0, smem_scratch + (4 * TileN), thread);
 
-  // norm2 taps hold sums of squares until every tile has committed; the last tile
-  // to finish takes the square roots.
-  if (fk::last_tile_to_finish<TileM, TileN>(args, smem_scratch, thread)) {
-    // tap 'col_norm2'
-    fk::tap_sqrt(args.buffers[7], thread);
-  }
+  // tap 'row_mean': the 4 lanes of each row, staged
+  fk::tap_commit_rows<fk::TapCombine::kSum, TileM, TileN>(tap1, smem_scratch + (4 * TileN + TileM), thread);
+
+  // Each staged CTA partial into the CTA's workspace slot.
+  fk::epilogue_barrier();
+  fk::tap_publish<TileM, TileN, TileM>(args, 4, tile, smem_scratch + (4 * TileN), thread);
+  fk::tap_publish<TileM, TileN, TileM>(args, 5, tile, smem_scratch + (4 * TileN + TileM), thread);
+  fk::tap_publish<TileM, TileN, TileN>(args, 6, tile, smem_scratch + (4 * TileN + TileM + TileM), thread);
+  fk::tap_publish<TileM, TileN, TileN>(args, 7, tile, smem_scratch + (4 * TileN + TileM + TileM + TileN), thread);
+  fk::tap_publish<TileM, TileN, 1>(args, 8, tile, smem_scratch + (4 * TileN + TileM + TileM + TileN + TileN), thread);
+
+  // Every partial is in its slot: arrive on each tap's group counter. The last CTA
+  // of a group folds the group's partials in member order (the same bits every
+  // run), finishes them and stores the tap's elements.
+  const unsigned tap_last = fk::tap_arrive_all<TileM, TileN, 4, 5, 6, 7, 8>(args, tile, smem_scratch, thread);
+  // tap 'row_sum'
+  if (tap_last & (1u << 0)) fk::tap_finish_rows<fk::TapCombine::kSum, false, TileM, TileN>(args, 4, tile, thread);
+  // tap 'row_mean'
+  if (tap_last & (1u << 1)) fk::tap_finish_rows<fk::TapCombine::kSum, false, TileM, TileN>(args, 5, tile, thread);
+  // tap 'col_amax'
+  if (tap_last & (1u << 2)) fk::tap_finish_cols<fk::TapCombine::kMax, false, TileM, TileN>(args, 6, tile, thread);
+  // tap 'col_norm2': the square root of the sum of squares
+  if (tap_last & (1u << 3)) fk::tap_finish_cols<fk::TapCombine::kSum, true, TileM, TileN>(args, 7, tile, thread);
+  // tap 'max'
+  if (tap_last & (1u << 4)) fk::tap_finish_tile<fk::TapCombine::kMax, false, TileM, TileN>(args, 8, tile, __uint_as_float(0xff800000u), smem_scratch, thread);
 }

@@ -1,0 +1,66 @@
+#include "recipe/workspace.h"
+
+#include "recipe/call_view.h"
+
+namespace fusedgemm::recipe {
+namespace {
+
+std::uint64_t round_up(std::uint64_t bytes) {
+  return (bytes + kWorkspaceAlignmentBytes - 1) / kWorkspaceAlignmentBytes *
+         kWorkspaceAlignmentBytes;
+}
+
+std::uint64_t tiles(std::int64_t extent, int tile) {
+  return extent <= 0 ? 0 : static_cast<std::uint64_t>((extent + tile - 1) / tile);
+}
+
+// The floats one CTA's partial holds: what its CTA reduction leaves (codegen's TapShape,
+// from the axes the tap's declaration reduces).
+std::uint64_t slot_floats(const RoleFacts& tap, const KernelConfig& config) {
+  const bool m = tap.shape[1].source == Extent::kOne;
+  const bool n = tap.shape[2].source == Extent::kOne;
+  const auto tile_m = static_cast<std::uint64_t>(config.tile_m);
+  const auto tile_n = static_cast<std::uint64_t>(config.tile_n);
+  if (m && n) return 1;
+  if (m) return tile_n;
+  if (n) return tile_m;
+  return tile_m * tile_n;
+}
+
+}  // namespace
+
+WorkspaceLayout workspace_layout(const Recipe& recipe,
+                                 const fusion::ProblemShape& problem) noexcept {
+  WorkspaceLayout layout;
+  const std::uint64_t grid[3] = {problem.batch <= 0 ? 0 : static_cast<std::uint64_t>(problem.batch),
+                                 tiles(problem.m, recipe.config.tile_m),
+                                 tiles(problem.n, recipe.config.tile_n)};
+  std::uint64_t bytes = round_up(recipe.engine_workspace_bytes);
+  for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
+    const RoleFacts& r = recipe.roles[i];
+    if (r.kind != ParamKind::kTap) continue;
+    TapWorkspaceLayout& t = layout.taps[layout.tap_count++];
+    t.role = static_cast<int>(i);
+    t.groups = 1;
+    t.group_ctas = 1;
+    // The kernel tells the axes apart by the call's tap extents (kernels/tap_commit.cuh,
+    // tap_group); an axis declared wider but 1 in this call has one tile either way.
+    for (int axis = 0; axis < 3; ++axis) {
+      (expected_extent(r.shape[axis], problem) == 1 ? t.group_ctas : t.groups) *= grid[axis];
+    }
+    t.slot_floats = slot_floats(r, recipe.config);
+    t.counters_bytes = bytes;
+    bytes = round_up(bytes + t.groups * sizeof(std::uint64_t));
+    t.partials_bytes = bytes;
+    bytes = round_up(bytes + t.groups * t.group_ctas * t.slot_floats * sizeof(float));
+    if (t.group_ctas > layout.largest_group_ctas) layout.largest_group_ctas = t.group_ctas;
+  }
+  layout.bytes = bytes;
+  return layout;
+}
+
+std::uint64_t workspace_bytes(const Recipe& recipe, const fusion::ProblemShape& problem) noexcept {
+  return workspace_layout(recipe, problem).bytes;
+}
+
+}  // namespace fusedgemm::recipe

@@ -1,0 +1,55 @@
+// The workspace a call needs, and where each tap's share of it lies: the ONE statement of
+// its size, read by the `workspace` call rule, by Plan::workspace_bytes and by the kernel
+// arguments (KernelArgs::taps), so none of them can drift from another.
+//
+// First the values of an unfused engine (Recipe::engine_workspace_bytes; 0 for a fused
+// plan), then per tap, in argument-plan order, each section starting on a 16-byte boundary:
+//   counters: one 64-bit arrival word per reduction group (kernels/tap_commit.cuh says how
+//             they need no zeroing)
+//   partials: groups x group_ctas slots of slot_floats fp32 each, one per CTA: tile_m
+//             (a tap reducing N), tile_n (reducing M), 1 (reducing M and N) or
+//             tile_m x tile_n (reducing only the batch)
+// A reduction group is the set of CTAs reducing into the same tap elements: along each
+// tile axis (batch, ceil(M / tile_m), ceil(N / tile_n)) where the tap's call extent is 1
+// they are one group, along the others they are apart. A fused plan without taps: 0 bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "fusion/fusion_program.h"
+#include "kernels/kernel_args.h"
+#include "recipe/recipe.h"
+
+namespace fusedgemm::recipe {
+
+// The counter word keeps 24 bits of arrival count (kernels/tap_commit.cuh, kTapCountBits).
+inline constexpr std::uint64_t kMaxTapGroupCtas = (std::uint64_t{1} << 24) - 1;
+// The workspace's base alignment: its counters are 64-bit words, its sections 16-byte
+// aligned.
+inline constexpr std::uint64_t kWorkspaceAlignmentBytes = 16;
+
+struct TapWorkspaceLayout {
+  int role = -1;                     // the tap's role (kernel parameter)
+  std::uint64_t counters_bytes = 0;  // offset of its counters from the workspace base
+  std::uint64_t partials_bytes = 0;  // offset of its partial slots
+  std::uint64_t groups = 0;
+  std::uint64_t group_ctas = 0;
+  std::uint64_t slot_floats = 0;
+};
+
+struct WorkspaceLayout {
+  int tap_count = 0;
+  std::array<TapWorkspaceLayout, kernels::kMaxKernelBuffers> taps{};
+  std::uint64_t bytes = 0;
+  std::uint64_t largest_group_ctas = 0;
+};
+
+// Where every tap's counters and partials lie for a call of `problem`.
+WorkspaceLayout workspace_layout(const Recipe& recipe,
+                                 const fusion::ProblemShape& problem) noexcept;
+
+// workspace_layout(recipe, problem).bytes.
+std::uint64_t workspace_bytes(const Recipe& recipe, const fusion::ProblemShape& problem) noexcept;
+
+}  // namespace fusedgemm::recipe
