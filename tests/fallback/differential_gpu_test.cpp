@@ -6,6 +6,8 @@
 // `gpu` and skip without a device.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "fusedgemm/graph_json.h"
@@ -14,6 +16,7 @@
 #include "support/call_harness.h"
 #include "support/device_call.h"
 #include "support/flavor_graphs.h"
+#include "support/random_graph.h"
 
 namespace fusedgemm::test {
 namespace {
@@ -49,10 +52,17 @@ EngineRun run_engine(const std::shared_ptr<Device>& device, const Graph& graph_i
   call->prepare();
   DeviceCall device_call(device, call.value());
   EXPECT_TRUE(device_call.upload());
-  auto workspace = device_call.workspace(plan->workspace_bytes());
+  const VariantPack pack = device_call.pack(&plan.value());
+  auto bound = plan->bind(pack);
+  EXPECT_TRUE(bound) << bound.status().message();
+  if (!bound) return run;
+  auto bytes = plan->workspace_bytes(bound.value());
+  EXPECT_TRUE(bytes) << bytes.status().message();
+  if (!bytes) return run;
+  auto workspace = device_call.workspace(bytes.value());
   EXPECT_TRUE(workspace) << workspace.status().message();
   if (!workspace) return run;
-  const Status executed = plan->execute(device_call.pack(), workspace.value(), nullptr);
+  const Status executed = plan->execute(bound.value(), workspace.value(), nullptr);
   if (!executed && engine == Engine::kFused && executed.code() == ErrorCode::kIllegalCall) {
     const std::string rule = executed.message().substr(0, executed.message().find(':'));
     EXPECT_TRUE(rule == "contiguous_extent" || rule == "major" || rule == "stride_alignment")
@@ -132,6 +142,30 @@ TEST_F(DifferentialGpu, EveryFlavorFusedAgreesWithFallback) {
     }
   }
   EXPECT_GT(both, static_cast<int>(all_flavors().size()));
+}
+
+// Random valid graphs (support/random_graph.h): each runs fused and agrees with the
+// fallback, or is declined by a named rule and runs on the fallback. FUSEDGEMM_SWEEP_SEEDS
+// sets how many seeds run (default 40).
+TEST_F(DifferentialGpu, RandomGraphSweep) {
+  const char* env = std::getenv("FUSEDGEMM_SWEEP_SEEDS");
+  const std::uint64_t seeds = env != nullptr ? std::strtoull(env, nullptr, 10) : 40;
+  int fused = 0;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+    auto rg = make_random_graph(seed);
+    ASSERT_TRUE(rg) << rg.status().message();
+    SCOPED_TRACE(fmt::format("seed {}: {}", seed, rg->summary));
+    auto plan = build(rg->graph, BuildOptions{device_});
+    ASSERT_TRUE(plan) << plan.status().message();
+    if (!rg->expected_decline.empty()) {
+      ASSERT_TRUE(plan->declined().has_value());
+      EXPECT_EQ(plan->declined()->rule, rg->expected_decline);
+    }
+    fused += compare_engines(rg->graph, seed) ? 1 : 0;
+  }
+  std::printf("%d of %llu random graphs ran on both engines and agreed\n", fused,
+              static_cast<unsigned long long>(seeds));
+  EXPECT_GT(fused, 0);
 }
 
 TEST_F(DifferentialGpu, TheDeclinedExampleRunsOnTheFallbackEngine) {

@@ -36,11 +36,13 @@ class DeviceCall {
     return Status::ok();
   }
 
-  // Device payload addresses, keyed by name.
-  VariantPack pack() const {
+  // Device payload addresses, keyed by name; with `plan`, only the tensors it has (an input
+  // that feeds only dead nodes is not one of them).
+  VariantPack pack(const Plan* plan = nullptr) const {
     VariantPack pack;
     const auto& tensors = call_.tensors();
     for (std::size_t i = 0; i < tensors.size(); ++i) {
+      if (plan != nullptr && !plan->slot_of(tensors[i].uid)) continue;
       pack.set(tensors[i].name, static_cast<std::uint8_t*>(whole_[i]) + GuardedBuffer::kGuardBytes);
     }
     return pack;
