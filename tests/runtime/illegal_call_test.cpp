@@ -25,11 +25,13 @@
 #include "runtime/plan_state.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
+#include "support/illegal_calls.h"
 
 namespace fusedgemm::test {
 namespace {
 
 constexpr Major kM = Major::kM;
+constexpr FlavorShape kPlain{.batch = 1, .m = 72, .n = 100, .k = 64};
 
 // The host device, except that the calling thread's current device is another one: what a
 // CUDA caller sees after cuCtxSetCurrent to a second GPU.
@@ -57,279 +59,6 @@ class OtherCurrentDevice final : public runtime::Device {
 
 // Buffers replaced in the call's pack: a view (or null address), or nullopt to leave the
 // tensor out of the pack.
-using Changes = std::vector<std::pair<std::string, std::optional<BufferView>>>;
-
-VariantPack pack_with(const CallBuffers& call, const Changes& changes, bool views) {
-  VariantPack pack;
-  for (const auto& t : const_cast<CallBuffers&>(call).tensors()) {
-    auto change = std::find_if(changes.begin(), changes.end(),
-                               [&](const auto& c) { return c.first == t.name; });
-    const auto& l = t.layout;
-    if (change != changes.end()) {
-      if (change->second) pack.set(t.name, *change->second);
-    } else if (views) {
-      pack.set(t.name, BufferView::view(t.buffer->data(), {l.shape[0], l.shape[1], l.shape[2]},
-                                        {l.stride[0], l.stride[1], l.stride[2]}));
-    } else {
-      pack.set(t.name, static_cast<void*>(t.buffer->data()));
-    }
-  }
-  return pack;
-}
-
-// A view of `name`'s buffer, `offset_bytes` past its start.
-BufferView view(CallBuffers& call, const std::string& name, std::vector<std::int64_t> shape,
-                std::vector<std::int64_t> stride, DataType type = DataType::kNotSet,
-                std::ptrdiff_t offset_bytes = 0) {
-  return BufferView::view(call[name].buffer->data() + offset_bytes, std::move(shape),
-                          std::move(stride), type);
-}
-
-struct IllegalCase {
-  const char* rule;
-  const char* role;    // as messages spell it; nullptr for rules of the whole call
-  const char* tensor;  // the tensor the message names
-  // The offending number as the message must show it; "{uid}" stands for the tensor's uid.
-  const char* seen;
-  Flavor flavor;
-  FlavorShape shape;
-  Changes (*change)(CallBuffers& call);
-  bool other_current_device = false;
-  // When set, the call's buffers are of this size (given as views): a plan serves calls of
-  // other sizes.
-  std::optional<FlavorShape> call_shape = std::nullopt;
-};
-
-constexpr FlavorShape kPlain{.batch = 1, .m = 72, .n = 100, .k = 64};
-constexpr FlavorShape kBatched{.batch = 3, .m = 40, .n = 48, .k = 32};
-
-const std::vector<IllegalCase>& cases() {
-  static const std::vector<IllegalCase> kCases = {
-      {"device_current", nullptr, nullptr, "current device is 1", Flavor::kPlain, kPlain,
-       [](CallBuffers&) { return Changes{}; }, true},
-      {"buffer_missing", "output", "D", "uid {uid}", Flavor::kPlain, kPlain,
-       [](CallBuffers&) {
-         return Changes{{"D", std::nullopt}};
-       }},
-      {"buffer_missing", "tap", "T_max", "uid {uid}", Flavor::kTapsRow, kBatched,
-       [](CallBuffers&) {
-         return Changes{{"T_max", BufferView::address(nullptr)}};
-       }},
-      {"buffer_missing",
-       "scale",
-       "B_scale",
-       "uid {uid}",
-       Flavor::kBlockScaled,
-       {.batch = 1, .m = 16, .n = 128, .k = 128},
-       [](CallBuffers&) {
-         return Changes{{"B_scale", std::nullopt}};
-       }},
-      {"view_rank", "A", "A", "rank 2", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {72, 64}, {64, 1})}};
-       }},
-      {"view_rank", "output", "D", "rank 1", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"D", view(c, "D", {7200}, {1})}};
-       }},
-      {"data_type", "A", "A", "fp16", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 64, 1}, DataType::kFloat16)}};
-       }},
-      {"data_type", "aux", "aux", "fp32", Flavor::kAuxColumn, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"aux", view(c, "aux", {100}, {1}, DataType::kFloat32)}};
-       }},
-      {"tap_element_width", "tap", "T_add", "2 bytes", Flavor::kTapsRow, kBatched,
-       [](CallBuffers& c) {
-         return Changes{{"T_add", view(c, "T_add", {3, 40, 1}, {40, 1, 1}, DataType::kBFloat16)}};
-       }},
-      {"batch", "B", "B", "batch 2", Flavor::kPlain, kBatched,
-       [](CallBuffers& c) {
-         return Changes{{"B", view(c, "B", {2, 32, 48}, {32 * 48, 1, 32})}};
-       }},
-      {"batch", "tap", "T_add", "batch 3", Flavor::kTapsFull, kBatched,
-       [](CallBuffers& c) {
-         // A [1, 1, 1] tap reduces the batch too; given per batch it is refused.
-         return Changes{{"T_add", view(c, "T_add", {3, 1, 1}, {1, 1, 1})}};
-       }},
-      {"extent", "output", "D", "M 71", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"D", view(c, "D", {1, 71, 100}, {7200, 100, 1})}};
-       }},
-      {"extent",
-       "scale",
-       "A_scale",
-       "K 2",
-       Flavor::kBlockScaled,
-       {.batch = 1, .m = 16, .n = 128, .k = 128},
-       [](CallBuffers& c) {
-         return Changes{{"A_scale", view(c, "A_scale", {1, 16, 2}, {32, 2, 1})}};
-       }},
-      {"aux_broadcast", "aux", "aux", "M extent 71", Flavor::kAuxRow, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"aux", view(c, "aux", {1, 71, 1}, {71, 1, 1})}};
-       }},
-      {"aux_broadcast", "aux", "aux", "N extent 99", Flavor::kAuxColumn, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"aux", view(c, "aux", {99}, {1})}};
-       }},
-      {"major", "A", "A", "K stride 72", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 1, 72})}};
-       }},
-      {"major", "output", "D", "N stride 72", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"D", view(c, "D", {1, 72, 100}, {7200, 1, 72})}};
-       }},
-      {"contiguous_extent",
-       "A",
-       "A",
-       "extent 100",
-       Flavor::kPlain,
-       {.batch = 1, .m = 72, .n = 100, .k = 104},
-       [](CallBuffers& c) {
-         // K 100 for A and B alike: only the 16-byte rule is broken.
-         return Changes{{"A", view(c, "A", {1, 72, 100}, {72 * 100, 100, 1})},
-                        {"B", view(c, "B", {1, 100, 100}, {100 * 100, 1, 100})}};
-       }},
-      {"stride_alignment",
-       "A",
-       "A",
-       "136 bytes",
-       Flavor::kPlain,
-       {.batch = 1, .m = 72, .n = 100, .k = 64, .operand_pad = 8},
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 68, 68, 1})}};
-       }},
-      {"stride_alignment",
-       "A",
-       "A",
-       "31.5 bytes",
-       Flavor::kPlain,
-       {.batch = 1, .m = 64, .n = 64, .k = 64, .operand_type = DataType::kFp4E2M1},
-       [](CallBuffers& c) {
-         // 63 fp4 values are 31.5 bytes: counting whole bytes (32) must not hide it.
-         return Changes{{"A", view(c, "A", {1, 64, 64}, {64 * 63, 63, 1})}};
-       }},
-      {"grid_extent", nullptr, nullptr, "grid of (1, 1, 70000)", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         // Refused before any memory is touched, so views larger than the buffers are safe.
-         return Changes{{"A", view(c, "A", {70000, 72, 64}, {72 * 64, 64, 1})},
-                        {"B", view(c, "B", {70000, 64, 100}, {64 * 100, 1, 64})},
-                        {"D", view(c, "D", {70000, 72, 100}, {7200, 100, 1})}};
-       }},
-      {"buffer_overlap", "output", "D", "shares memory with role A 'A'", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"D", view(c, "A", {1, 72, 100}, {7200, 100, 1})}};
-       }},
-      {"alignment", "A", "A", "2 bytes past a 16-byte boundary", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 64, 1}, DataType::kNotSet, 2)}};
-       }},
-      {"alignment", "tap", "T_max", "2 bytes past a 4-byte boundary", Flavor::kTapsRow, kBatched,
-       [](CallBuffers& c) {
-         return Changes{{"T_max", view(c, "T_max", {3, 40, 1}, {40, 1, 1}, DataType::kNotSet, 2)}};
-       }},
-      {"output_aliasing", "output", "D", "[1, 72, 100]:[7200, 50, 1]", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"D", view(c, "D", {1, 72, 100}, {7200, 50, 1})}};
-       }},
-      {"output_aliasing", "tap", "T_min", "[3, 1, 48]:[16, 48, 1]", Flavor::kTapsColumn, kBatched,
-       [](CallBuffers& c) {
-         return Changes{{"T_min", view(c, "T_min", {3, 1, 48}, {16, 48, 1})}};
-       }},
-      {"layout_group",
-       "B",
-       "B1",
-       "[1, 32, 48]:[1856, 1, 40]",
-       Flavor::kGatedMlp,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // B1 padded by 8 where B0 is dense: each legal, together not one layout.
-         return Changes{{"B0", view(c, "B0", {1, 32, 48}, {32 * 48, 1, 32})},
-                        {"B1", view(c, "B1", {1, 32, 48}, {1856, 1, 40})}};
-       }},
-      {"layout_group",
-       "A",
-       "A1",
-       "[1, 40, 32]:[1608, 40, 1]",
-       Flavor::kTapsOnlyMultiGemm,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // A0 read dense where A1 keeps its padded rows: each legal, together not one layout.
-         return Changes{{"A0", view(c, "A0", {1, 40, 32}, {1280, 32, 1})}};
-       }},
-      {"view_rank", "aux", "aux", "rank 4", Flavor::kAuxColumn, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"aux", view(c, "aux", {1, 1, 1, 100}, {100, 100, 100, 1})}};
-       }},
-      {"data_type", "tap", "T_add", "int32", Flavor::kTapsRow, kBatched,
-       [](CallBuffers& c) {
-         // 4 bytes wide, but not the fp32 the tap is declared (and seeded, and summed) as.
-         return Changes{{"T_add", view(c, "T_add", {3, 40, 1}, {40, 1, 1}, DataType::kInt32)}};
-       }},
-      {"stride_alignment", "A", "A", "M stride -64", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         // Rows read backwards from the last one: TMA strides are unsigned.
-         return Changes{
-             {"A", view(c, "A", {1, 72, 64}, {72 * 64, -64, 1}, DataType::kNotSet, 71 * 64 * 2)}};
-       }},
-      {"extent", "A", "A", "M 0", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"A", view(c, "A", {1, 0, 64}, {72 * 64, 64, 1})},
-                        {"D", view(c, "D", {1, 0, 100}, {7200, 100, 1})}};
-       }},
-      {"extent", "B", "B", "N -4", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         return Changes{{"B", view(c, "B", {1, 64, -4}, {6400, 1, 64})},
-                        {"D", view(c, "D", {1, 72, -4}, {7200, 100, 1})}};
-       }},
-      {"batch", "output", "D", "batch 1", Flavor::kPlain, kPlain,
-       [](CallBuffers& c) {
-         // A plan built at batch 1 runs a call of batch 3, but its output cannot broadcast.
-         return Changes{{"D", view(c, "D", {1, 72, 100}, {7200, 100, 1})}};
-       },
-       false, FlavorShape{.batch = 3, .m = 72, .n = 100, .k = 64, .b_batch_one = true}},
-      {"batch",
-       "output",
-       "Y",
-       "batch 1",
-       Flavor::kQuantized,
-       {.batch = 1, .m = 16, .n = 128, .k = 32},
-       [](CallBuffers& c) {
-         return Changes{{"Y", view(c, "Y", {1, 16, 128}, {2048, 128, 1})},
-                        {"Y_scale", view(c, "Y_scale", {1, 16, 1}, {16, 1, 1})}};
-       },
-       false,
-       FlavorShape{.batch = 2, .m = 16, .n = 128, .k = 32}},
-      {"scale_layout",
-       "scale",
-       "A_scale",
-       "spans 31 elements",
-       Flavor::kBlockScaled,
-       {.batch = 1, .m = 16, .n = 128, .k = 128},
-       [](CallBuffers& c) {
-         return Changes{{"A_scale", view(c, "A_scale", {1, 16, 1}, {32, 2, 1})}};
-       }},
-  };
-  return kCases;
-}
-
-std::string case_name(const IllegalCase& c) {
-  return fmt::format("{} (role {} '{}', {}) on {}", c.rule, c.role ? c.role : "-",
-                     c.tensor ? c.tensor : "-", c.seen, to_string(c.flavor));
-}
-
-std::string expected_seen(const IllegalCase& c, const Graph& graph) {
-  std::string seen = c.seen;
-  if (const auto at = seen.find("{uid}"); at != std::string::npos) {
-    auto t = graph.find_tensor(c.tensor);
-    seen.replace(at, 5, t ? fmt::format("{}", *t.value()->uid()) : "?");
-  }
-  return seen;
-}
-
 void expect_refused(const IllegalCase& c) {
   SCOPED_TRACE(case_name(c));
   auto fg = make_flavor_graph(c.flavor, c.shape);
@@ -377,12 +106,12 @@ void expect_refused(const IllegalCase& c) {
 }
 
 TEST(IllegalCall, EachCaseIsRefusedByItsRuleBeforeAnyWrite) {
-  for (const IllegalCase& c : cases()) expect_refused(c);
+  for (const IllegalCase& c : illegal_cases()) expect_refused(c);
 }
 
 TEST(IllegalCall, EveryCallRowHasACase) {
   std::set<std::string_view> covered;
-  for (const IllegalCase& c : cases()) covered.insert(c.rule);
+  for (const IllegalCase& c : illegal_cases()) covered.insert(c.rule);
   covered.insert("workspace");  // IllegalCall.WorkspaceMissingShortOrMisaligned
   for (const recipe::Rule& rule : recipe::rule_table()) {
     if (rule.scope != recipe::RuleScope::kCall) continue;

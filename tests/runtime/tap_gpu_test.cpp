@@ -175,12 +175,12 @@ TEST_F(TapGpu, EveryFlavorAndModeIsReproducibleOnGarbageWorkspaces) {
   const std::vector<FlavorShape> large = {
       {.batch = 1, .m = 200, .n = 300, .k = 64},
       {.batch = 3, .m = 700, .n = 900, .k = 32},
-      {.batch = 2, .m = 1, .n = 520, .k = 64},
+      {.batch = 2, .m = 2, .n = 520, .k = 64},
   };
   const std::vector<FlavorShape> small = {
       {.batch = 1, .m = 130, .n = 150, .k = 64},
       {.batch = 3, .m = 60, .n = 100, .k = 64},
-      {.batch = 2, .m = 1, .n = 520, .k = 64},
+      {.batch = 2, .m = 2, .n = 520, .k = 64},
   };
   std::uint64_t seed = 40;
   int ran = 0;

@@ -48,6 +48,22 @@ class DeviceCall {
     return pack;
   }
 
+  // `pack` (of host addresses into this call's buffers) with every address moved to the
+  // device copy of its buffer; a null address stays null.
+  VariantPack on_device(const VariantPack& pack) const {
+    VariantPack out;
+    for (const auto& e : pack.entries()) {
+      BufferView view = e.buffer;
+      view.data = device_address(view.data);
+      if (e.name.empty()) {
+        out.set(e.uid, std::move(view));
+      } else {
+        out.set(e.name, std::move(view));
+      }
+    }
+    return out;
+  }
+
   // A device workspace of `bytes` (none for 0), freed with the call.
   Result<Workspace> workspace(std::uint64_t bytes) {
     if (bytes == 0) return Workspace{};
@@ -70,6 +86,19 @@ class DeviceCall {
   }
 
  private:
+  void* device_address(const void* host) const {
+    if (host == nullptr) return nullptr;
+    const auto* p = static_cast<const std::uint8_t*>(host);
+    const auto& tensors = call_.tensors();
+    for (std::size_t i = 0; i < tensors.size() && i < whole_.size(); ++i) {
+      const std::uint8_t* lo = tensors[i].buffer->whole();
+      if (p >= lo && p < lo + tensors[i].buffer->whole_size()) {
+        return static_cast<std::uint8_t*>(whole_[i]) + (p - lo);
+      }
+    }
+    return const_cast<void*>(host);
+  }
+
   std::shared_ptr<Device> device_;
   CallBuffers& call_;
   std::vector<void*> whole_;
