@@ -39,11 +39,16 @@ std::string_view to_string(BatchRule rule) {
 std::string to_string(const Recipe& recipe) {
   const auto& p = recipe.program->problem;
   const auto& c = recipe.config;
-  std::string out = fmt::format(
-      "recipe for '{}': declared batch {} M {} N {} K {}; tile {}x{}x{}, {} stages, {} threads\n",
-      recipe.program->graph_name, p.batch, p.m, p.n, p.k, c.tile_m, c.tile_n, c.tile_k, c.stages,
-      c.threads);
-  out += "argument plan (kernel parameter: role):\n";
+  // A fallback plan's roles are its caller buffers, at their declared dims; it has no tile.
+  const bool unfused = !recipe.roles.empty() && recipe.roles[0].kind == ParamKind::kBuffer;
+  std::string out =
+      unfused ? fmt::format("recipe for '{}': unfused, declared batch {}\ncaller buffers (role):\n",
+                            recipe.program->graph_name, p.batch)
+              : fmt::format(
+                    "recipe for '{}': declared batch {} M {} N {} K {}; tile {}x{}x{}, {} stages, "
+                    "{} threads\nargument plan (kernel parameter: role):\n",
+                    recipe.program->graph_name, p.batch, p.m, p.n, p.k, c.tile_m, c.tile_n,
+                    c.tile_k, c.stages, c.threads);
   for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
     const auto& r = recipe.roles[i];
     out += fmt::format(
@@ -67,8 +72,8 @@ std::string to_string(const Recipe& recipe) {
     for (int role : group) names.push_back(fmt::format("'{}'", recipe.roles[role].name));
     out += fmt::format("layout group: {}\n", fmt::join(names, ", "));
   }
-  out += fmt::format("workspace: {} bytes for the declared problem (grows with the call's tiles)\n",
-                     workspace_bytes(recipe, recipe.program->problem));
+  out += fmt::format("workspace: {} bytes{}\n", workspace_bytes(recipe, recipe.program->problem),
+                     unfused ? "" : " for the declared problem (grows with the call's tiles)");
   return out;
 }
 

@@ -172,6 +172,10 @@ TEST_F(FallbackRules, AShortWorkspaceIsRefused) {
   expect_refused(call_->pack(), short_ws, "workspace");
 }
 
+TEST_F(FallbackRules, AMissingWorkspaceIsRefused) {
+  expect_refused(call_->pack(), Workspace{}, "workspace");
+}
+
 TEST_F(FallbackRules, AnOutputOverlappingAnInputIsRefused) {
   const VariantPack pack = pack_with("D", BufferView::address((*call_)["A"].buffer->data()));
   HostWorkspace ws(*plan_);
