@@ -32,9 +32,10 @@ std::map<std::string, int, std::less<>> slots_by_name(const recipe::Recipe& r) {
   return map;
 }
 
-// A random 64-bit start, so two plans sharing a workspace one after the other use
-// unrelated epochs.
-std::uint64_t random_epoch() {
+// 64 random bits: a plan's first epoch, so two plans sharing a workspace one after the other
+// use unrelated epochs, and its identity, so a pack bound by a destroyed plan is not taken
+// for one bound by a new plan that happens to live at the same address.
+std::uint64_t random_bits() {
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ static_cast<std::uint64_t>(device());
 }
@@ -54,7 +55,8 @@ PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
       deferrals(new std::atomic<std::uint64_t>[recipe::rule_table().size()]()),
       slot_by_uid(slots_by_uid(recipe)),
       slot_by_name(slots_by_name(recipe)),
-      epoch(std::make_unique<std::atomic<std::uint64_t>>(random_epoch())) {}
+      epoch(std::make_unique<std::atomic<std::uint64_t>>(random_bits())),
+      id(random_bits()) {}
 
 Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   BoundPack bound;
@@ -108,7 +110,7 @@ Result<std::uint64_t> PlanState::workspace_bytes(const BoundPack& pack) const {
 
 Result<const BoundCall*> PlanState::bound_call(const BoundPack& pack) const {
   const BoundCall* call = pack.call_.get();
-  if (call != nullptr && call->owner == this) return call;
+  if (call != nullptr && call->owner == this && call->owner_id == id) return call;
   return Status(ErrorCode::kIllegalCall,
                 "bound_pack: the pack was bound by another plan, or not bound; legal: a pack "
                 "from this plan's bind()");
@@ -123,6 +125,7 @@ void PlanState::resolve_addresses(const BoundPack& pack, const Workspace& worksp
 std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pack) const {
   auto call = std::make_shared<BoundCall>();
   call->owner = this;
+  call->owner_id = id;
   recipe::resolve_layout(recipe, pack, call->layout);
   recipe::CallView view;
   view.layout = &call->layout;

@@ -24,6 +24,7 @@ struct PlanState;
 // and launch shape with every address left for the call to fill in.
 struct BoundCall {
   const PlanState* owner = nullptr;
+  std::uint64_t owner_id = 0;  // PlanState::id of the owner
   recipe::CallLayout layout;
   int layout_row = -1;   // rule-table row of the first broken layout-only call rule, or -1
   int layout_role = -1;  // the role that broke it
@@ -69,6 +70,8 @@ struct PlanState {
   // workspace another plan used last (kernels/tap_commit.cuh has the collision argument).
   // Like the deferral counters, a mutable the plan's immutable facts do not depend on.
   const std::unique_ptr<std::atomic<std::uint64_t>> epoch;
+  // Random: a bound pack names its plan by address and this id (BoundCall::owner_id).
+  const std::uint64_t id;
 
  private:
   // The rule-table row of the first broken call rule, or -1: per-call rows are evaluated,

@@ -193,6 +193,32 @@ TEST(IllegalCall, WorkspaceBytesOfAForeignPackIsRefused) {
   EXPECT_EQ(foreign.status().message().rfind("bound_pack: ", 0), 0u) << foreign.status().message();
 }
 
+// A pack outlives the plan that bound it: a plan built afterwards, even one the allocator
+// places where the old one lived, refuses it rather than reading its stale arguments.
+TEST(IllegalCall, APackOfADestroyedPlanIsRefused) {
+  auto fg = make_flavor_graph(Flavor::kPlain, kPlain);
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto call = CallBuffers::make(fg->graph, 4);
+  ASSERT_TRUE(call) << call.status().message();
+  std::optional<BoundPack> stale;
+  {
+    auto old_plan = build(fg->graph, BuildOptions{make_host_device()});
+    ASSERT_TRUE(old_plan) << old_plan.status().message();
+    auto bound = old_plan->bind(call->pack());
+    ASSERT_TRUE(bound) << bound.status().message();
+    stale = std::move(bound.value());
+  }
+  for (int i = 0; i < 8; ++i) {  // some allocators hand the freed block back at once
+    auto plan = build(fg->graph, BuildOptions{make_host_device()});
+    ASSERT_TRUE(plan) << plan.status().message();
+    call->fill_canary();
+    const Status s = plan->execute(*stale, {}, nullptr);
+    ASSERT_EQ(s.code(), ErrorCode::kIllegalCall) << s.message();
+    EXPECT_EQ(s.message().rfind("bound_pack: ", 0), 0u) << s.message();
+    EXPECT_TRUE(call->all_canary());
+  }
+}
+
 TEST(IllegalCall, UnknownUidOrNameIsAPackError) {
   auto fg = make_flavor_graph(Flavor::kPlain, kPlain);
   ASSERT_TRUE(fg) << fg.status().message();
