@@ -3,8 +3,8 @@
 // The driver is loaded at run time (dlopen "libcuda.so.1"), never linked, so the library and
 // the tool start on machines without one; make_cuda_device then fails with kUnavailable. Every
 // entry point is resolved once, at creation, with cuGetProcAddress at one fixed ABI version
-// (kDriverAbiVersion in the .cpp) into a table the device owns: a newer driver keeps serving
-// the signatures this file was written against, and no call pays for a lookup.
+// (kDriverAbiVersion in cuda_driver.cpp) into a table the device owns: a newer driver keeps
+// serving the signatures this file was written against, and no call pays for a lookup.
 //
 // Context policy. Work runs in the device's primary context (the one the CUDA runtime uses),
 // retained for as long as the device or any kernel it loaded lives. current_ordinal() is the
@@ -30,7 +30,7 @@
 
 namespace fusedgemm::runtime {
 
-// The driver table and the retained primary context of one device (defined in the .cpp).
+// The driver table and the retained primary context of one device (cuda_context.h).
 // Shared by the device and every kernel it loaded, so a kernel that outlives its device can
 // still unload its module in the right context.
 struct CudaContext;
