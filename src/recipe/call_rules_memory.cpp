@@ -1,10 +1,14 @@
 // The call rows about the memory a call writes: buffer_overlap, output_aliasing, workspace.
+#include <array>
+#include <bit>
 #include <cstdint>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "recipe/call_rules.h"
 #include "recipe/call_rules_detail.h"
+#include "recipe/range_sweep.h"
 #include "recipe/workspace.h"
 
 namespace fusedgemm::recipe::call_rules {
@@ -96,11 +100,28 @@ int overlapped_by(const Recipe& recipe, const CallView& view, int w) noexcept {
 
 }  // namespace
 
+// Runs every call, so the pairwise search (each written role against every role) runs only
+// for the roles whose address ranges meet another's, found by one sort and sweep over the
+// given buffers (range_sweep.h): apart buffers cost no exact test. Same verdict as the
+// pairwise search over all roles: a role whose range meets none is overlapped by none, and
+// the candidates are tried in role order. execute_bound/taps went from 206-233 ns to
+// 153-171 ns (2-core CPU host, loaded, 2026-12-02).
 int buffer_overlap_violation(const Recipe& recipe, const CallView& view) noexcept {
-  return first_role(view, [&](int i) {
-    return recipe.roles[i].written && view.data[i] != nullptr &&
-           overlapped_by(recipe, view, i) >= 0;
-  });
+  static_assert(kMaxRoles <= 32,
+                "meeting_roles keeps one bit per role: widen its mask for more than 32 roles");
+  std::array<ByteRange, kMaxRoles> ranges;
+  std::size_t count = 0;
+  for (int i = 0; i < view.layout->role_count; ++i) {
+    if (view.data[i] == nullptr) continue;  // never overlaps: the pairwise search skips it
+    const auto lo = reinterpret_cast<std::uintptr_t>(view.data[i]);
+    ranges[count++] = {lo, lo + static_cast<std::uintptr_t>(view.layout->span_bytes[i]), i};
+  }
+  for (std::uint32_t candidates = meeting_roles(std::span(ranges.data(), count)); candidates != 0;
+       candidates &= candidates - 1) {
+    const int i = std::countr_zero(candidates);
+    if (recipe.roles[i].written && overlapped_by(recipe, view, i) >= 0) return i;
+  }
+  return -1;
 }
 
 std::string buffer_overlap_explain(const Recipe& recipe, const CallView& view, int role) {
