@@ -1,0 +1,177 @@
+// The call rows about each role's layout and address: major, contiguous_extent,
+// stride_alignment, alignment, layout_group, scale_layout.
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "recipe/call_rules.h"
+#include "recipe/call_rules_detail.h"
+#include "recipe/limits.h"
+
+namespace fusedgemm::recipe::call_rules {
+
+using detail::axis_name;
+using detail::first_role;
+using detail::is_scale;
+using detail::seen;
+using detail::who;
+
+namespace {
+
+// Checked in elements against the 16-byte modulus, as the support gate does: an odd fp4
+// stride is half a byte, which counting whole bytes would round away. TMA strides are
+// unsigned, so a negative one is never legal.
+int misaligned_stride_axis(const RoleFacts& role, const RoleLayout& rv) {
+  for (int axis = 0; axis < kRank; ++axis) {
+    if (axis == role.contiguous_axis || rv.kernel.shape[axis] <= 1) continue;
+    const std::int64_t stride = rv.kernel.stride[axis];
+    if (stride < 0 || stride % contiguous_extent_modulus(role.data_type) != 0) return axis;
+  }
+  return -1;
+}
+
+// "136", or "31.5" for an fp4 stride that ends mid-byte.
+std::string stride_bytes(DataType type, std::int64_t stride) {
+  const std::int64_t bits = stride * bits_of(type);
+  if (bits % 8 == 0) return fmt::format("{}", bits / 8);
+  return fmt::format("{}{}.5", bits < 0 && bits / 8 == 0 ? "-" : "", bits / 8);
+}
+
+}  // namespace
+
+// --- major ------------------------------------------------------------------------------
+
+int major_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const int axis = recipe.roles[i].contiguous_axis;
+    const auto& k = view.layout->roles[i].kernel;
+    return axis >= 0 && k.shape[axis] > 1 && k.stride[axis] != 1;
+  });
+}
+
+std::string major_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.layout->roles[role];
+  return fmt::format(
+      "major: {}: {} stride {} in {}; legal: unit stride on {} (the plan was "
+      "built {}-major)",
+      who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis], seen(rv),
+      axis_name(r, r.contiguous_axis), axis_name(r, r.contiguous_axis));
+}
+
+// --- contiguous_extent ------------------------------------------------------------------
+
+int contiguous_extent_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const auto& r = recipe.roles[i];
+    return r.contiguous_axis >= 0 &&
+           view.layout->roles[i].kernel.shape[r.contiguous_axis] % r.contiguous_modulus != 0;
+  });
+}
+
+std::string contiguous_extent_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto extent = view.layout->roles[role].kernel.shape[r.contiguous_axis];
+  return fmt::format(
+      "contiguous_extent: {}: contiguous {} extent {} is not a multiple of {}; "
+      "legal: {} a multiple of {} ({} bytes of {}, one TMA granule)",
+      who(r), axis_name(r, r.contiguous_axis), extent, r.contiguous_modulus,
+      axis_name(r, r.contiguous_axis), r.contiguous_modulus, kTmaGranuleBytes,
+      to_string(r.data_type));
+}
+
+// --- stride_alignment -------------------------------------------------------------------
+
+int stride_alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return recipe.roles[i].tma &&
+           misaligned_stride_axis(recipe.roles[i], view.layout->roles[i]) >= 0;
+  });
+}
+
+std::string stride_alignment_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.layout->roles[role];
+  const int axis = misaligned_stride_axis(r, rv);
+  return fmt::format(
+      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
+      "non-negative strides, non-unit ones a multiple of {} bytes ({} elements "
+      "of {})",
+      who(r), axis_name(r, axis), rv.kernel.stride[axis],
+      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes,
+      contiguous_extent_modulus(r.data_type), to_string(r.data_type));
+}
+
+// --- alignment --------------------------------------------------------------------------
+
+int alignment_violation(const Recipe& recipe, const CallView& view) noexcept {
+  // Alignments are powers of two (recipe.cpp), so a mask replaces a division per role.
+  return first_role(view, [&](int i) {
+    const auto mask = static_cast<std::uintptr_t>(recipe.roles[i].alignment_bytes - 1);
+    return (reinterpret_cast<std::uintptr_t>(view.data[i]) & mask) != 0;
+  });
+}
+
+std::string alignment_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto address = reinterpret_cast<std::uintptr_t>(view.data[role]);
+  return fmt::format(
+      "alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
+      "a base address aligned to {} bytes",
+      who(r), address, address % r.alignment_bytes, r.alignment_bytes, r.alignment_bytes);
+}
+
+// --- layout_group -----------------------------------------------------------------------
+
+namespace {
+// The first member of a group whose layout differs from the group's first, or -1.
+int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
+  for (std::size_t j = 1; j < group.size(); ++j) {
+    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel))
+      return group[j];
+  }
+  return -1;
+}
+}  // namespace
+
+int layout_group_violation(const Recipe& recipe, const CallView& view) noexcept {
+  for (const auto& group : recipe.layout_groups) {
+    if (const int role = group_breaker(group, view); role >= 0) return role;
+  }
+  return -1;
+}
+
+std::string layout_group_explain(const Recipe& recipe, const CallView& view, int role) {
+  for (const auto& group : recipe.layout_groups) {
+    if (group_breaker(group, view) != role) continue;
+    const auto& first = recipe.roles[group[0]];
+    return fmt::format(
+        "layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
+        "every matmul share one layout (one kernel walks them together)",
+        who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
+        seen(view.layout->roles[group[0]]), to_string(first.role));
+  }
+  return "layout_group: no group broken";
+}
+
+// --- scale_layout -----------------------------------------------------------------------
+
+// Block scales are read as one dense run (any axis order): TMA and the host index them by
+// offset, and a padded scale buffer would be read out of step.
+int scale_layout_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    const auto& g = view.layout->roles[i].given;
+    return is_scale(recipe.roles[i]) && (!g.is_injective() || g.span() != g.element_count());
+  });
+}
+
+std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& g = view.layout->roles[role].given;
+  return fmt::format(
+      "scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
+      "dense run ({} elements, {} bytes)",
+      who(recipe.roles[role]), to_string(g), g.span(), g.element_count(), g.element_count(),
+      bytes_of(recipe.roles[role].data_type, g.element_count()));
+}
+
+}  // namespace fusedgemm::recipe::call_rules
