@@ -317,7 +317,8 @@ std::string parameter_tensor(const FusionProgram& p, int n) {
     if (n-- == 0) return role_tensor(p, op.role, op.buffer);
   }
   for (const auto& op : p.operands) {
-    if (op.block_scale && n-- == 0) return role_tensor(p, Role::kScale, op.block_scale->scale_buffer);
+    if (op.block_scale && n-- == 0)
+      return role_tensor(p, Role::kScale, op.block_scale->scale_buffer);
   }
   for (const auto& a : p.aux) {
     if (n-- == 0) return role_tensor(p, Role::kAux, a.buffer);
