@@ -42,7 +42,9 @@ struct CallLayout {
 // One call: the bound layouts plus what changes every call.
 struct CallView {
   const CallLayout* layout = nullptr;
-  std::array<const void*, kMaxRoles> data{};  // per role; null where the pack has none
+  // Per role, the first layout->role_count entries (resolve_addresses fills them); null
+  // where the pack has none. Not zeroed: the view is built on every call.
+  std::array<const void*, kMaxRoles> data;
   const void* workspace = nullptr;
   std::uint64_t workspace_bytes = 0;
   int plan_ordinal = 0;
