@@ -93,8 +93,16 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   for (const auto& role : recipe.roles) image.params.push_back({role.kind, role.index});
   if (!device->is_host()) {
     FG_ASSIGN_OR_RETURN(std::shared_ptr<Context> context, api::context_of(options));
-    FG_ASSIGN_OR_RETURN(api::FusedKernel fused,
-                        api::compile_fused_kernel(recipe, *context, device->driver_version()));
+    auto compiled = api::compile_fused_kernel(recipe, *context, device->driver_version());
+    // The generator refuses what it does not emit yet (fp4 operands, say) with kUnavailable
+    // and a "kernel_*" id: on a GPU such a graph is declined too, and runs unfused.
+    if (!compiled && compiled.status().code() == ErrorCode::kUnavailable &&
+        compiled.status().message().rfind("kernel_", 0) == 0 && !options.engine) {
+      const std::string m = compiled.status().message();
+      return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
+                                 options);
+    }
+    FG_ASSIGN_OR_RETURN(api::FusedKernel fused, std::move(compiled));
     image.entry = fused.image.entry;
     image.cubin = std::move(fused.image.cubin);
     image.tma = std::move(fused.image.tma);

@@ -2,7 +2,8 @@
 // for the CUDA device and its buffers live in device memory, mirrored with their guards.
 // The unchanged call runs and matches the reference; the changed call is refused by its
 // rule, counts one deferral, and leaves every byte of every output, tap and guard holding
-// its canary. (device_current needs a second GPU and runs on the host test only.) Suites
+// its canary. (device_current needs a second GPU and runs on the host test only, as do the
+// fp4 cases, which the GPU generator leaves to the fallback engine.) Suites
 // named *Gpu* carry the ctest label `gpu` and skip without a device.
 #include <gtest/gtest.h>
 
@@ -52,6 +53,13 @@ TEST_F(IllegalCallGpu, EachCaseIsRefusedByItsRuleBeforeAnyWrite) {
     ASSERT_TRUE(fg) << fg.status().message();
     auto plan = build(fg->graph, BuildOptions{device_});
     ASSERT_TRUE(plan) << plan.status().message();
+    if (plan->engine() != Engine::kFused) {
+      // What the GPU generator does not emit yet (fp4 operands) runs on the fallback engine,
+      // whose calls have no TMA rules; the host test covers the fused rule.
+      std::printf("  on the fallback engine (%s): %s\n", plan->declined()->rule.c_str(),
+                  case_name(c).c_str());
+      continue;
+    }
     auto call_fg = make_flavor_graph(c.flavor, c.call_shape.value_or(c.shape));
     ASSERT_TRUE(call_fg) << call_fg.status().message();
     auto call = CallBuffers::make(call_fg->graph, 11);
@@ -81,7 +89,7 @@ TEST_F(IllegalCallGpu, EachCaseIsRefusedByItsRuleBeforeAnyWrite) {
     }
     ++ran;
   }
-  EXPECT_GE(ran, static_cast<int>(illegal_cases().size()) - 1);
+  EXPECT_GE(ran, static_cast<int>(illegal_cases().size()) - 3);
 }
 
 }  // namespace
