@@ -208,7 +208,7 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
 }
 
 Status CudaDevice::launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
-                                   kernels::KernelArgs& args, Stream stream) noexcept {
+                                   const kernels::KernelArgs& args, Stream stream) noexcept {
   // A typeid compare, not dynamic_cast: one vtable read on the hot path.
   if (typeid(kernel) != typeid(CudaKernel)) {
     return Status(ErrorCode::kInvalidArgument,

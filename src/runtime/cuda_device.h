@@ -61,7 +61,7 @@ class CudaDevice final : public Device {
   Status prepare(const LoadedKernel& kernel, kernels::KernelArgs& args) noexcept override;
   // cuLaunchKernelEx with the descriptors prepare() encoded.
   Status launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
-                         kernels::KernelArgs& args, Stream stream) noexcept override;
+                         const kernels::KernelArgs& args, Stream stream) noexcept override;
 
   const CudaContext& context() const noexcept { return *context_; }
 

@@ -93,10 +93,12 @@ class Device {
   virtual Status prepare(const LoadedKernel& /*kernel*/, kernels::KernelArgs& /*args*/) noexcept {
     return Status::ok();
   }
-  // Launches arguments prepare() completed, with every address unchanged since.
+  // Launches arguments prepare() completed, with every address unchanged since. Reads
+  // `args` only, so a bound pack's arguments are launched as they are.
   virtual Status launch_prepared(const LoadedKernel& kernel, const LaunchConfig& config,
-                                 kernels::KernelArgs& args, Stream stream) noexcept {
-    return launch(kernel, config, args, stream);
+                                 const kernels::KernelArgs& args, Stream stream) noexcept {
+    kernels::KernelArgs copy = args;
+    return launch(kernel, config, copy, stream);
   }
 };
 
