@@ -97,14 +97,8 @@ reference::OutputValues as_expected(const reference::HostTensor& t) {
   return out;
 }
 
-class DifferentialGpu : public testing::Test {
+class DifferentialGpu : public OnGpu<> {
  protected:
-  void SetUp() override {
-    auto device = make_cuda_device(0);
-    if (!device) GTEST_SKIP() << device.status().message();
-    device_ = device.value();
-  }
-
   // Returns whether both engines ran (and agreed).
   bool compare_engines(const Graph& graph, std::uint64_t seed) {
     const EngineRun fused = run_engine(device_, graph, Engine::kFused, seed);
@@ -119,8 +113,6 @@ class DifferentialGpu : public testing::Test {
     }
     return true;
   }
-
-  std::shared_ptr<Device> device_;
 };
 
 TEST_F(DifferentialGpu, EveryFlavorFusedAgreesWithFallback) {

@@ -27,15 +27,7 @@ using test::DeviceCall;
 using test::Flavor;
 using test::FlavorShape;
 
-class BlockScaleGpu : public testing::TestWithParam<FlavorShape> {
- protected:
-  void SetUp() override {
-    auto device = make_cuda_device(0);
-    if (!device) GTEST_SKIP() << device.status().message();
-    device_ = device.value();
-  }
-  std::shared_ptr<Device> device_;
-};
+using BlockScaleGpu = test::OnGpu<testing::TestWithParam<FlavorShape>>;
 
 TEST_P(BlockScaleGpu, MatchesTheReference) {
   const FlavorShape& shape = GetParam();

@@ -15,6 +15,7 @@
 #include "reference/graph_reference.h"
 #include "reference/resize.h"
 #include "runtime/cuda_device.h"
+#include "support/device_call.h"
 
 namespace fusedgemm {
 namespace {
@@ -140,15 +141,7 @@ Outcome run_case(const std::shared_ptr<Device>& device, const Case& c) {
   return Outcome::kCompared;
 }
 
-class ExecuteGpu : public testing::Test {
- protected:
-  void SetUp() override {
-    auto device = make_cuda_device(0);
-    if (!device) GTEST_SKIP() << device.status().message();
-    device_ = device.value();
-  }
-  std::shared_ptr<Device> device_;
-};
+using ExecuteGpu = test::OnGpu<>;
 
 std::vector<std::string> fused_examples() {
   std::vector<std::string> names;

@@ -18,14 +18,8 @@
 namespace fusedgemm::test {
 namespace {
 
-class IllegalCallGpu : public testing::Test {
+class IllegalCallGpu : public OnGpu<> {
  protected:
-  void SetUp() override {
-    auto device = make_cuda_device(0);
-    if (!device) GTEST_SKIP() << device.status().message();
-    device_ = device.value();
-  }
-
   // Executes `host_pack` (host addresses of `call`) with every buffer on the device.
   Status execute(const Plan& plan, CallBuffers& call, const VariantPack& host_pack) {
     DeviceCall device_call(device_, call);
@@ -40,8 +34,6 @@ class IllegalCallGpu : public testing::Test {
     FG_TRY(device_call.download());
     return status;
   }
-
-  std::shared_ptr<Device> device_;
 };
 
 TEST_F(IllegalCallGpu, EachCaseIsRefusedByItsRuleBeforeAnyWrite) {

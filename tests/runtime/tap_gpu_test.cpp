@@ -18,112 +18,25 @@
 #include "reference/resize.h"
 #include "runtime/cuda_device.h"
 #include "support/call_harness.h"
+#include "support/device_call.h"
 #include "support/flavor_graphs.h"
 
 namespace fusedgemm::test {
 namespace {
 
-// The host buffers of a CallBuffers mirrored in device memory, guards and all, so the
-// harness's checks (reference, canaries) read what the GPU wrote once downloaded.
-class DeviceCall {
- public:
-  DeviceCall(std::shared_ptr<Device> device, CallBuffers& call)
-      : device_(std::move(device)), call_(call) {
-    for (auto& t : call_.tensors()) {
-      auto data = runtime::cuda_test::allocate(*device_, t.buffer->whole_size());
-      EXPECT_TRUE(data) << data.status().message();
-      whole_.push_back(data ? static_cast<std::uint8_t*>(data.value()) : nullptr);
-    }
+// The payload bytes of every tap, in call order.
+std::vector<std::vector<std::uint8_t>> tap_bytes(const CallBuffers& call,
+                                                 const std::vector<Tensor>& taps) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (const Tensor& t : taps) {
+    const auto& buffer = *call[t->name()].buffer;
+    out.emplace_back(buffer.data(), buffer.data() + buffer.size());
   }
-  ~DeviceCall() {
-    for (void* p : whole_) {
-      if (p != nullptr) (void)runtime::cuda_test::release(*device_, p);
-    }
-    if (workspace_ != nullptr) (void)runtime::cuda_test::release(*device_, workspace_);
-  }
-  DeviceCall(const DeviceCall&) = delete;
-  DeviceCall& operator=(const DeviceCall&) = delete;
+  return out;
+}
 
-  bool ok() const {
-    for (void* p : whole_) {
-      if (p == nullptr) return false;
-    }
-    return true;
-  }
-
-  // Poisons the written tensors (canary around them) and uploads every tensor.
-  void upload() {
-    call_.prepare();
-    auto& tensors = call_.tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      EXPECT_TRUE(runtime::cuda_test::copy_to_device(
-          *device_, whole_[i], tensors[i].buffer->whole(), tensors[i].buffer->whole_size()));
-    }
-  }
-
-  // Every tensor by name, at the device copy of its elements.
-  VariantPack pack() const {
-    VariantPack pack;
-    const auto& tensors = call_.tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      pack.set(tensors[i].name, whole_[i] + GuardedBuffer::kGuardBytes);
-    }
-    return pack;
-  }
-
-  // A workspace of `bytes`, refilled with fresh random bytes on every call.
-  Workspace garbage_workspace(std::uint64_t bytes, std::mt19937_64& rng) {
-    if (bytes == 0) return {};
-    if (workspace_bytes_ < bytes) {
-      if (workspace_ != nullptr) (void)runtime::cuda_test::release(*device_, workspace_);
-      auto data = runtime::cuda_test::allocate(*device_, bytes);
-      EXPECT_TRUE(data) << data.status().message();
-      workspace_ = data ? data.value() : nullptr;
-      workspace_bytes_ = data ? bytes : 0;
-    }
-    std::vector<std::uint64_t> words((bytes + 7) / 8);
-    for (auto& w : words) w = rng();
-    EXPECT_TRUE(runtime::cuda_test::copy_to_device(*device_, workspace_, words.data(), bytes));
-    return {workspace_, bytes};
-  }
-
-  // Waits for the device and copies every written tensor back into the host buffers.
-  void download() {
-    EXPECT_TRUE(runtime::cuda_test::synchronize(*device_));
-    auto& tensors = call_.tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      if (!tensors[i].written) continue;
-      EXPECT_TRUE(runtime::cuda_test::copy_to_host(*device_, tensors[i].buffer->whole(), whole_[i],
-                                                   tensors[i].buffer->whole_size()));
-    }
-  }
-
-  // The payload bytes of every tap, in call order.
-  std::vector<std::vector<std::uint8_t>> taps(const std::vector<Tensor>& taps) const {
-    std::vector<std::vector<std::uint8_t>> out;
-    for (const Tensor& t : taps) {
-      const auto& buffer = *call_[t->name()].buffer;
-      out.emplace_back(buffer.data(), buffer.data() + buffer.size());
-    }
-    return out;
-  }
-
- private:
-  std::shared_ptr<Device> device_;
-  CallBuffers& call_;
-  std::vector<std::uint8_t*> whole_;
-  void* workspace_ = nullptr;
-  std::uint64_t workspace_bytes_ = 0;
-};
-
-class TapGpu : public testing::Test {
+class TapGpu : public OnGpu<> {
  protected:
-  void SetUp() override {
-    auto device = make_cuda_device(0);
-    if (!device) GTEST_SKIP() << device.status().message();
-    device_ = device.value();
-  }
-
   // Runs `graph` twice through `plan` on garbage workspaces; checks both runs and their
   // agreement. `taps` are the graph's tap tensors.
   void run_twice(const std::string& label, const Plan& plan, const Graph& graph,
@@ -132,7 +45,7 @@ class TapGpu : public testing::Test {
     auto call = CallBuffers::make(graph, seed);
     ASSERT_TRUE(call) << call.status().message();
     DeviceCall device_call(device_, call.value());
-    ASSERT_TRUE(device_call.ok());
+    ASSERT_TRUE(device_call.status()) << device_call.status().message();
     const VariantPack pack = device_call.pack();
     auto bound = plan.bind(pack);
     ASSERT_TRUE(bound) << bound.status().message();
@@ -144,14 +57,16 @@ class TapGpu : public testing::Test {
     std::vector<std::vector<std::uint8_t>> first;
     for (int run = 0; run < 2; ++run) {
       SCOPED_TRACE(fmt::format("run {}", run + 1));
-      device_call.upload();
-      const Workspace ws = device_call.garbage_workspace(bytes.value(), rng);
-      const Status s = plan.execute(bound.value(), ws, nullptr);
+      call->prepare();
+      ASSERT_TRUE(device_call.upload());
+      const auto ws = device_call.workspace(bytes.value(), &rng);
+      ASSERT_TRUE(ws) << ws.status().message();
+      const Status s = plan.execute(bound.value(), ws.value(), nullptr);
       ASSERT_TRUE(s) << s.message();
-      device_call.download();
+      ASSERT_TRUE(device_call.download());
       EXPECT_TRUE(call->matches_reference(graph));
       EXPECT_TRUE(call->outside_untouched());
-      auto now = device_call.taps(taps);
+      auto now = tap_bytes(call.value(), taps);
       if (run == 0) {
         first = std::move(now);
         continue;
@@ -163,8 +78,6 @@ class TapGpu : public testing::Test {
     }
     EXPECT_EQ(total_deferrals(plan), 0u);
   }
-
-  std::shared_ptr<Device> device_;
 };
 
 // Every tap flavor, so every reduction mode into rows, columns and scalars, at shapes of
@@ -241,7 +154,7 @@ TEST_F(TapGpu, TwoPlansShareOneWorkspace) {
   auto call = CallBuffers::make(fg->graph, 90);
   ASSERT_TRUE(call) << call.status().message();
   DeviceCall device_call(device_, call.value());
-  ASSERT_TRUE(device_call.ok());
+  ASSERT_TRUE(device_call.status()) << device_call.status().message();
   const VariantPack pack = device_call.pack();
   auto bound_one = one->bind(pack);
   auto bound_two = two->bind(pack);
@@ -250,18 +163,20 @@ TEST_F(TapGpu, TwoPlansShareOneWorkspace) {
   ASSERT_TRUE(bytes) << bytes.status().message();
   ASSERT_EQ(bytes.value(), two->workspace_bytes(bound_two.value()).value());
   std::mt19937_64 rng(91);
-  const Workspace ws = device_call.garbage_workspace(bytes.value(), rng);
+  const auto ws = device_call.workspace(bytes.value(), &rng);
+  ASSERT_TRUE(ws) << ws.status().message();
   std::vector<std::vector<std::uint8_t>> first;
   for (int round = 0; round < 6; ++round) {
     SCOPED_TRACE(fmt::format("round {}", round));
-    device_call.upload();
+    call->prepare();
+    ASSERT_TRUE(device_call.upload());
     const Plan& plan = round % 2 == 0 ? one.value() : two.value();
     const Status s =
-        plan.execute(round % 2 == 0 ? bound_one.value() : bound_two.value(), ws, nullptr);
+        plan.execute(round % 2 == 0 ? bound_one.value() : bound_two.value(), ws.value(), nullptr);
     ASSERT_TRUE(s) << s.message();
-    device_call.download();
+    ASSERT_TRUE(device_call.download());
     EXPECT_TRUE(call->matches_reference(fg->graph));
-    auto now = device_call.taps(fg->taps);
+    auto now = tap_bytes(call.value(), fg->taps);
     if (round == 0) first = now;
     EXPECT_TRUE(now == first) << "taps differ from round 0";
   }

@@ -2,8 +2,11 @@
 // tests check outputs, poison and guards exactly as the host tests do. Test-only.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "fusedgemm/plan.h"
@@ -12,26 +15,51 @@
 
 namespace fusedgemm::test {
 
+// A fixture on CUDA device 0: every test of it skips cleanly where there is none.
+template <class Base = ::testing::Test>
+class OnGpu : public Base {
+ protected:
+  void SetUp() override {
+    auto device = make_cuda_device(0);
+    if (!device) GTEST_SKIP() << device.status().message();
+    device_ = device.value();
+  }
+  std::shared_ptr<Device> device_;
+};
+
 // Every guarded allocation of a call mirrored on the device: guard, payload, guard, so a
 // stray write lands in a guard the host checks after copying it back.
 class DeviceCall {
  public:
+  // Allocates the device copy of every allocation of `call`; status() says whether it could.
   DeviceCall(std::shared_ptr<Device> device, CallBuffers& call)
-      : device_(std::move(device)), call_(call) {}
+      : device_(std::move(device)), call_(call) {
+    for (auto& t : call_.tensors()) {
+      auto data = runtime::cuda_test::allocate(*device_, t.buffer->whole_size());
+      if (!data) {
+        status_ = data.status();
+        return;
+      }
+      whole_.push_back(data.value());
+    }
+  }
   DeviceCall(const DeviceCall&) = delete;
   DeviceCall& operator=(const DeviceCall&) = delete;
   ~DeviceCall() {
     for (void* p : whole_) (void)runtime::cuda_test::release(*device_, p);
+    if (workspace_ != nullptr) (void)runtime::cuda_test::release(*device_, workspace_);
   }
 
-  // Uploads every tensor (inputs, and outputs as prepared: canary and poison).
+  const Status& status() const { return status_; }
+
+  // Copies every allocation as the host holds it (inputs; outputs with their canary and
+  // poison) to the device. May be repeated, e.g. after CallBuffers::prepare().
   Status upload() {
-    for (auto& t : call_.tensors()) {
-      auto data = runtime::cuda_test::allocate(*device_, t.buffer->whole_size());
-      FG_TRY(data.status());
-      whole_.push_back(data.value());
-      FG_TRY(runtime::cuda_test::copy_to_device(*device_, data.value(), t.buffer->whole(),
-                                                t.buffer->whole_size()));
+    FG_TRY(status_);
+    auto& tensors = call_.tensors();
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      FG_TRY(runtime::cuda_test::copy_to_device(*device_, whole_[i], tensors[i].buffer->whole(),
+                                                tensors[i].buffer->whole_size()));
     }
     return Status::ok();
   }
@@ -41,7 +69,7 @@ class DeviceCall {
   VariantPack pack(const Plan* plan = nullptr) const {
     VariantPack pack;
     const auto& tensors = call_.tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
+    for (std::size_t i = 0; i < tensors.size() && i < whole_.size(); ++i) {
       if (plan != nullptr && !plan->slot_of(tensors[i].uid)) continue;
       pack.set(tensors[i].name, static_cast<std::uint8_t*>(whole_[i]) + GuardedBuffer::kGuardBytes);
     }
@@ -64,17 +92,28 @@ class DeviceCall {
     return out;
   }
 
-  // A device workspace of `bytes` (none for 0), freed with the call.
-  Result<Workspace> workspace(std::uint64_t bytes) {
+  // A device workspace of `bytes` (none for 0), kept and grown across calls, freed with the
+  // call; with `garbage`, refilled with fresh random bytes from it every time.
+  Result<Workspace> workspace(std::uint64_t bytes, std::mt19937_64* garbage = nullptr) {
     if (bytes == 0) return Workspace{};
-    auto data = runtime::cuda_test::allocate(*device_, bytes);
-    FG_TRY(data.status());
-    whole_.push_back(data.value());
-    return Workspace{data.value(), bytes};
+    if (workspace_bytes_ < bytes) {
+      if (workspace_ != nullptr) (void)runtime::cuda_test::release(*device_, workspace_);
+      workspace_ = nullptr;
+      workspace_bytes_ = 0;
+      FG_ASSIGN_OR_RETURN(workspace_, runtime::cuda_test::allocate(*device_, bytes));
+      workspace_bytes_ = bytes;
+    }
+    if (garbage != nullptr) {
+      std::vector<std::uint64_t> words((bytes + 7) / 8);
+      for (auto& w : words) w = (*garbage)();
+      FG_TRY(runtime::cuda_test::copy_to_device(*device_, workspace_, words.data(), bytes));
+    }
+    return Workspace{workspace_, bytes};
   }
 
   // Copies every written allocation, guards included, back over the host's.
   Status download() {
+    FG_TRY(status_);
     FG_TRY(runtime::cuda_test::synchronize(*device_));
     auto& tensors = call_.tensors();
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -102,6 +141,9 @@ class DeviceCall {
   std::shared_ptr<Device> device_;
   CallBuffers& call_;
   std::vector<void*> whole_;
+  Status status_ = Status::ok();
+  void* workspace_ = nullptr;
+  std::uint64_t workspace_bytes_ = 0;
 };
 
 }  // namespace fusedgemm::test
