@@ -30,6 +30,12 @@ int run_command(const RunOptions& options);
 struct CompileCommandOptions {
   std::string path;  // a graph file, or a folder whose *.json files all compile
   std::string arch = "sm_90a";
+  // The multiprocessor count the tile choice plans for: the local GPU's when 0 and there is
+  // one (a cache warmed for another device count may hold another tile's kernel).
+  int sm_count = 0;
+  // The problem the kernel is chosen for (each graph resized to it first); the declared one
+  // where unset.
+  std::optional<std::int64_t> m, n, k, batch;
 };
 int compile_command(const CompileCommandOptions& options);
 

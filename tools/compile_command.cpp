@@ -20,6 +20,7 @@
 #include "recipe/kernel_config.h"
 #include "recipe/recipe.h"
 #include "recipe/support_gate.h"
+#include "reference/resize.h"
 #include "runtime/device.h"
 
 namespace fusedgemm::tool {
@@ -40,12 +41,12 @@ const char* cache_outcome_text(jit::CacheOutcome outcome) {
 }
 
 // A declined graph's fallback step kernels: compiled into the cache build() will read.
-Outcome compile_fallback(const Graph& graph, Context& context, int driver_version) {
+Outcome compile_fallback(const Graph& graph, Context& context) {
   auto program = fallback::plan_program(graph);
   if (!program) return report(program.status()), Outcome::kError;
   auto source = fallback::generate_step_source(program.value());
   if (!source) return report(source.status()), Outcome::kError;
-  auto compiled = context.compile(source->source, jit::CompileOptions{}, driver_version);
+  auto compiled = context.compile(source->source, jit::CompileOptions{});
   if (!compiled) {
     report(compiled.status());
     return compiled.status().code() == ErrorCode::kCompile ? Outcome::kFailed : Outcome::kError;
@@ -64,22 +65,37 @@ Outcome compile_fallback(const Graph& graph, Context& context, int driver_versio
   return compiled->kernel->resources.spills() ? Outcome::kSpilled : Outcome::kCompiled;
 }
 
-Outcome compile_one(const std::string& path, Context& context, int driver_version) {
+Outcome compile_one(const std::string& path, Context& context, int sm_count,
+                    const reference::ProblemOverride& size) {
   std::printf("== %s\n", path.c_str());
   auto graph = load_graph(path);
   if (!graph) return report(graph.status()), Outcome::kError;
   if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
+  if (size.any()) {
+    if (Status s = reference::resize_graph(graph.value(), size); !s) {
+      return report(s), Outcome::kError;
+    }
+    if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
+  }
   auto analysis = fusion::analyze(graph.value());
   if (!analysis) return report(analysis.status()), Outcome::kError;
   std::optional<Decline> decline = analysis->decline;
   if (!decline) decline = recipe::check_support(analysis->program);
   if (decline) {
     std::printf("  declined by rule %s\n  %s\n", decline->rule.c_str(), decline->message.c_str());
-    return compile_fallback(graph.value(), context, driver_version);
+    return compile_fallback(graph.value(), context);
   }
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
-  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  auto chosen = recipe::choose_kernel_config(*program, sm_count);
+  if (!chosen) {
+    if (chosen.status().code() != ErrorCode::kUnavailable) {
+      return report(chosen.status()), Outcome::kError;
+    }
+    std::printf("  declined: %s\n", chosen.status().message().c_str());
+    return compile_fallback(graph.value(), context);
+  }
+  auto recipe = recipe::make_recipe(program, chosen.value());
   if (!recipe) {
     if (recipe.status().code() != ErrorCode::kDeclined) {
       return report(recipe.status()), Outcome::kError;
@@ -87,7 +103,7 @@ Outcome compile_one(const std::string& path, Context& context, int driver_versio
     std::printf("  not compiled: %s\n", recipe.status().message().c_str());
     return Outcome::kNotCompiled;
   }
-  auto kernel = api::compile_fused_kernel(recipe.value(), context, driver_version);
+  auto kernel = api::compile_fused_kernel(recipe.value(), context);
   if (!kernel) {
     switch (kernel.status().code()) {
       case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
@@ -105,9 +121,8 @@ Outcome compile_one(const std::string& path, Context& context, int driver_versio
   std::printf("  %s in %.3f s (cache key %.16s)\n", cache_outcome_text(compiled.outcome),
               compiled.seconds, compiled.key.c_str());
   if (!compiled.warning.empty()) std::printf("  warning: %s\n", compiled.warning.c_str());
-  std::printf("  tile %dx%dx%d, %d stages; %u bytes dynamic shared memory; %d threads\n",
-              config.tile_m, config.tile_n, config.tile_k, config.stages, config.shared_bytes,
-              config.threads);
+  std::printf("  %s; %u bytes dynamic shared memory; %d threads\n",
+              recipe::describe(config).c_str(), config.shared_bytes, config.threads);
   const jit::FunctionResources* entry = compiled.kernel->resources.find(kernel->image.entry);
   if (entry == nullptr) {
     report(Status(ErrorCode::kInternal, fmt::format("ptxas reported no function '{}'; the log:\n{}",
@@ -122,18 +137,21 @@ Outcome compile_one(const std::string& path, Context& context, int driver_versio
       static_cast<unsigned long long>(entry->spill_load_bytes),
       static_cast<unsigned long long>(entry->stack_frame_bytes),
       static_cast<unsigned long long>(entry->shared_static_bytes));
+  for (const auto& warning : compiled.kernel->resources.performance_warnings) {
+    std::printf("  FAIL: %s\n", warning.c_str());
+  }
   if (compiled.kernel->resources.spills()) {
     std::printf("  FAIL: the kernel spills registers\n");
     return Outcome::kSpilled;
   }
-  return Outcome::kCompiled;
+  return compiled.kernel->resources.performance_warnings.empty() ? Outcome::kCompiled
+                                                                 : Outcome::kSpilled;
 }
 
-// The driver version build() will put in the cache key on this machine: 0 without a CUDA
-// device, so a cache warmed here is only hit where the driver matches.
-int local_driver_version() {
+// The local GPU's multiprocessor count, 0 without one.
+int local_sm_count() {
   auto device = make_cuda_device(0);
-  return device ? device.value()->driver_version() : 0;
+  return device ? device.value()->multiprocessor_count() : 0;
 }
 
 }  // namespace
@@ -149,17 +167,19 @@ int compile_command(const CompileCommandOptions& options) {
 
   auto context = Context::create();
   if (!context) return report(context.status()), 2;
-  const int driver_version = local_driver_version();
+  const int sm_count = options.sm_count > 0 ? options.sm_count : local_sm_count();
   const ContextSettings& settings = context.value()->settings();
   const std::string cache = settings.cache_disabled      ? std::string("disabled")
                             : settings.cache_dir.empty() ? std::string("in memory only")
                                                          : settings.cache_dir.string();
-  std::printf("kernel cache: %s; driver version in the cache key: %d\n", cache.c_str(),
-              driver_version);
+  std::printf(
+      "kernel cache: %s; tiles planned for %d multiprocessors%s\n", cache.c_str(), sm_count,
+      sm_count == 0 ? " (none known: --sm-count)" : "");
 
   int compiled = 0, spilled = 0, not_compiled = 0, failed = 0, errors = 0;
   for (const auto& path : paths) {
-    switch (compile_one(path, *context.value(), driver_version)) {
+    const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
+    switch (compile_one(path, *context.value(), sm_count, size)) {
       case Outcome::kCompiled: ++compiled; break;
       case Outcome::kSpilled: ++spilled; break;
       case Outcome::kNotCompiled: ++not_compiled; break;
@@ -168,7 +188,8 @@ int compile_command(const CompileCommandOptions& options) {
     }
   }
   std::printf(
-      "\n%d graphs: %d kernels ready (compiled or cached), %d spilled, %d not compiled (declined "
+      "\n%d graphs: %d kernels ready (compiled or cached), %d spilled or serialized, %d not "
+      "compiled (declined "
       "or not generated "
       "yet), %d failed to compile, %d errors\n",
       static_cast<int>(paths.size()), compiled, spilled, not_compiled, failed, errors);

@@ -69,7 +69,7 @@ class Context {
   // under the key of jit::cache_key. Thread-safe; concurrent calls for one key compile it
   // once. Declared here, defined with its types in src/jit/context.h.
   Result<jit::CompileResult> compile(const jit::KernelSource& source,
-                                     const jit::CompileOptions& options, int driver_version);
+                                     const jit::CompileOptions& options);
 
  private:
   struct Impl;

@@ -32,6 +32,22 @@ struct PlanAccess;
 enum class Engine : std::uint8_t { kFused, kFallback };
 std::string_view to_string(Engine engine);
 
+// The fused kernel's shape as the cost model would choose it, overridden (tests, benchmarks,
+// tuning): each field that is set replaces the cost model's pick, the rest stay its own.
+// build() refuses a choice the kernel cannot take (kInvalidArgument, naming the field, the
+// numbers and what is legal). `fusedgemm explain` and Plan::describe() print the choice.
+struct KernelTuning {
+  std::optional<int> tile_m;     // CTA tile rows: 64 (with split_n), 128 or 256
+  std::optional<int> tile_n;     // CTA tile columns: 64 to 256, a multiple of 64
+  std::optional<bool> split_n;   // the two consumer warpgroups take column halves, not rows
+  std::optional<int> cluster_m;  // CTAs per cluster along M, sharing B by multicast: 1 or 2
+  std::optional<int> cluster_n;  // ... along N, sharing A: 1 or 2 (not both 2)
+  std::optional<int> stages;     // shared-memory ring depth
+  // Programmatic dependent launch: the kernel may start while the previous kernel on the
+  // stream finishes (launch attribute + griddepcontrol); off unless asked for.
+  bool dependent_launch = false;
+};
+
 struct BuildOptions {
   BuildOptions() = default;
   explicit BuildOptions(std::shared_ptr<Device> d, std::shared_ptr<Context> c = nullptr)
@@ -46,6 +62,8 @@ struct BuildOptions {
   // kFused fails with kDeclined on a graph the fused engine declines; kFallback runs any
   // valid graph unfused (for tests and benchmarks).
   std::optional<Engine> engine;
+  // The fused kernel's tile, cluster and stages; the cost model's choice where unset.
+  KernelTuning tuning;
 };
 
 struct Workspace {

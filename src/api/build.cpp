@@ -21,8 +21,7 @@
 namespace fusedgemm {
 namespace api {
 
-Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context,
-                                         int driver_version) {
+Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context) {
   FG_ASSIGN_OR_RETURN(std::string epilogue, codegen::generate_epilogue(*recipe.program, recipe));
   FG_ASSIGN_OR_RETURN(std::uint32_t scratch,
                       codegen::epilogue_scratch_bytes(*recipe.program, recipe));
@@ -33,7 +32,7 @@ Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& contex
     jit_source.headers.emplace_back(std::string(header.name), std::string(header.contents));
   }
   FG_ASSIGN_OR_RETURN(jit::CompileResult compiled,
-                      context.compile(jit_source, jit::CompileOptions{}, driver_version));
+                      context.compile(jit_source, jit::CompileOptions{}));
   FusedKernel kernel{{}, std::move(compiled)};
   kernel.image.entry = source.entry;
   kernel.image.cubin = kernel.compiled.kernel->cubin;
@@ -84,8 +83,16 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   }
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis.program));
-  const recipe::KernelConfig config = recipe::choose_kernel_config(*program);
-  FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config));
+  auto config =
+      recipe::choose_kernel_config(*program, device->multiprocessor_count(), options.tuning);
+  // No kernel shape fits the program (kernel_config, kUnavailable): a decline, as below.
+  if (!config && config.status().code() == ErrorCode::kUnavailable && !options.engine) {
+    const std::string m = config.status().message();
+    return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
+                               options);
+  }
+  FG_TRY(config.status());
+  FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config.value()));
 
   runtime::KernelImage image;
   image.entry = "fusedgemm_kernel";
@@ -93,7 +100,7 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   for (const auto& role : recipe.roles) image.params.push_back({role.kind, role.index});
   if (!device->is_host()) {
     FG_ASSIGN_OR_RETURN(std::shared_ptr<Context> context, api::context_of(options));
-    auto compiled = api::compile_fused_kernel(recipe, *context, device->driver_version());
+    auto compiled = api::compile_fused_kernel(recipe, *context);
     // The generator refuses what it does not emit yet (fp4 operands, say) with kUnavailable
     // and a "kernel_*" id: on a GPU such a graph is declined too, and runs unfused.
     if (!compiled && compiled.status().code() == ErrorCode::kUnavailable &&
@@ -107,6 +114,8 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
     image.cubin = std::move(fused.image.cubin);
     image.tma = std::move(fused.image.tma);
     image.max_shared_bytes = fused.image.max_shared_bytes;
+    image.block_threads = static_cast<unsigned>(recipe.config.threads);
+    image.cluster_ctas = static_cast<unsigned>(recipe.config.cluster_ctas());
   }
   FG_ASSIGN_OR_RETURN(auto kernel, device->load(image));
 

@@ -19,7 +19,6 @@ struct FusedKernel {
 };
 
 // Settles recipe.config's shared memory and block size from the generated source.
-Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context,
-                                         int driver_version);
+Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context);
 
 }  // namespace fusedgemm::api

@@ -56,12 +56,14 @@ class EpilogueWriter {
     if (!p_.quantized_outputs.empty()) w_.directive("#include \"kernels/block_quantize.cuh\"");
     if (taps > 0) w_.directive("#include \"kernels/tap_commit.cuh\"");
     w_.blank();
-    w_.comment("Shared memory (bytes) the mainloop passes as smem_scratch, 16-byte aligned.");
+    w_.comment(
+        "Shared memory (bytes) the mainloop passes each consumer warpgroup as smem_scratch, "
+        "16-byte aligned.");
     if (!p_.taps.empty()) {
       w_.comment(fmt::format(
-          "Taps stage their CTA partials here (and column taps 4 warps x TileN floats); sized "
-          "for tiles up to {}x{}.",
-          r_.config.tile_m, r_.config.tile_n));
+          "Taps stage their unit partials here (and column taps 4 warps x UnitN floats); sized "
+          "for units up to {}x{}.",
+          r_.config.unit_m(), r_.config.unit_n()));
     }
     w_.line(fmt::format("constexpr int kEpilogueScratchBytes = {};", plan_.scratch_bytes));
     w_.blank();
@@ -87,8 +89,8 @@ class EpilogueWriter {
     if (has_shape(TapShape::kCols)) {
       w_.line(fmt::format(
           "static_assert(TileN <= {}, \"fusedgemm_epilogue: kEpilogueScratchBytes holds column "
-          "taps of tiles up to {} wide; regenerate for the wider tile\");",
-          r_.config.tile_n, r_.config.tile_n));
+          "taps of units up to {} wide; regenerate for the wider unit\");",
+          r_.config.unit_n(), r_.config.unit_n()));
     }
     if (plan_.scratch_bytes == 0) w_.line("(void)smem_scratch;");
     w_.line("const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup");

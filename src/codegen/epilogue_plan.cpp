@@ -16,8 +16,7 @@ using recipe::ParamKind;
 using recipe::Recipe;
 
 constexpr std::string_view kRule = "epilogue_codegen";
-constexpr int kConsumerThreads = 128;  // one consumer warpgroup (epilogue_contract.cuh)
-constexpr int kConsumerWarps = 4;
+constexpr int kConsumerWarps = 4;  // one consumer warpgroup runs a unit (epilogue_contract.cuh)
 constexpr int kMaxTileN = 256;  // wgmma N
 constexpr int kFloatBytes = 4;
 
@@ -53,7 +52,7 @@ class Planner {
     if (!plan_.taps.empty()) {
       // The staging area (column taps' 4 warps x TileN, else the 4 warp partials of a tile
       // reduction and the arrival verdict), then each tap's staged CTA partial.
-      int floats = plan_.column_taps ? kConsumerWarps * r_.config.tile_n : kConsumerWarps;
+      int floats = plan_.column_taps ? kConsumerWarps * r_.config.unit_n() : kConsumerWarps;
       for (const auto& t : plan_.taps) floats += staged_floats(t.shape, r_.config);
       bytes = floats * kFloatBytes;
     }
@@ -123,18 +122,12 @@ class Planner {
     if (p_.gemms.empty()) {
       return internal(fmt::format("{}: graph '{}' has no matmul", kRule, p_.graph_name));
     }
-    if (c.threads != kConsumerThreads) {
+    if (c.unit_m() <= 0 || c.unit_m() % 64 != 0 || c.unit_n() <= 0 || c.unit_n() % 8 != 0 ||
+        c.unit_n() > kMaxTileN) {
       return unavailable(fmt::format(
-          "{}: graph '{}': kernel configuration with {} threads; legal: the epilogue runs on one "
-          "consumer warpgroup of {} threads",
-          kRule, p_.graph_name, c.threads, kConsumerThreads));
-    }
-    if (c.tile_m <= 0 || c.tile_m % 64 != 0 || c.tile_n <= 0 || c.tile_n % 8 != 0 ||
-        c.tile_n > kMaxTileN) {
-      return unavailable(fmt::format(
-          "{}: graph '{}': tile {}x{}; legal: tile M a multiple of 64, tile N a multiple of 8 up "
-          "to {} (the wgmma fragment layout)",
-          kRule, p_.graph_name, c.tile_m, c.tile_n, kMaxTileN));
+          "{}: graph '{}': epilogue unit {}x{}; legal: rows a multiple of 64, columns a "
+          "multiple of 8 up to {} (the wgmma fragment layout)",
+          kRule, p_.graph_name, c.unit_m(), c.unit_n(), kMaxTileN));
     }
     return Status::ok();
   }
@@ -261,11 +254,11 @@ class Planner {
             kRule, role_tensor(Role::kOutput, q.buffer), q.block_rows, q.block_cols,
             to_string(q.major)));
       }
-      if (r_.config.tile_n % q.block_cols != 0) {
+      if (r_.config.unit_n() % q.block_cols != 0) {
         return unavailable(fmt::format(
-            "{}: {}: blocks of 1x{} with a tile {} columns wide; legal: the tile width a "
-            "multiple of the block width (a block's amax is taken inside one tile)",
-            kRule, role_tensor(Role::kOutput, q.buffer), q.block_cols, r_.config.tile_n));
+            "{}: {}: blocks of 1x{} with an epilogue unit {} columns wide; legal: the unit "
+            "width a multiple of the block width (a block's amax is taken inside one unit)",
+            kRule, role_tensor(Role::kOutput, q.buffer), q.block_cols, r_.config.unit_n()));
       }
     }
     return Status::ok();
@@ -282,8 +275,8 @@ class Planner {
 int staged_floats(TapShape shape, const recipe::KernelConfig& config) {
   switch (shape) {
     case TapShape::kElement: return 0;
-    case TapShape::kRows: return config.tile_m;
-    case TapShape::kCols: return config.tile_n;
+    case TapShape::kRows: return config.unit_m();
+    case TapShape::kCols: return config.unit_n();
     case TapShape::kTile: return kConsumerWarps;  // one float, kept 16-byte aligned
   }
   return 0;

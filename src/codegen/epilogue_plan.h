@@ -26,8 +26,8 @@ enum class TapShape : std::uint8_t {
 // "N", "M", "M, N" or "no tile axis".
 std::string_view reduced_axes(TapShape shape);
 
-// Floats of shared memory a tap's CTA partial is staged in before it goes to the
-// workspace: a tile's rows, a tile's columns, or one value (padded to 4).
+// Floats of shared memory a tap's unit partial is staged in before it goes to the
+// workspace: a unit's rows, a unit's columns, or one value (padded to 4).
 int staged_floats(TapShape shape, const recipe::KernelConfig& config);
 
 struct TapPlan {
@@ -42,10 +42,10 @@ struct EpiloguePlan {
   std::vector<int> quant_param;
   std::vector<int> quant_scale_param;
   std::vector<TapPlan> taps;  // per program tap
-  bool column_taps = false;   // scratch then depends on TileN (sized for recipe.config.tile_n)
-  // Shared memory the taps need: a staging area used one step at a time (column taps park
-  // 4 warps x TileN partials, tile reductions 4 floats, the arrival verdict a word), then
-  // every tap's staged CTA partial (staged_floats) side by side.
+  bool column_taps = false;   // scratch then depends on UnitN (sized for the config's unit)
+  // Shared memory the taps need per consumer warpgroup: a staging area used one step at a
+  // time (column taps park 4 warps x UnitN partials, tile reductions 4 floats, the arrival
+  // verdict a word), then every tap's staged unit partial (staged_floats) side by side.
   std::uint32_t scratch_bytes = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "codegen/embedded_headers.h"
 #include "kernels/kernel_args.h"
+#include "recipe/kernel_config.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::codegen {
@@ -19,12 +20,11 @@ using fusion::Major;
 // static_asserts that both sides agree, so a drift fails the compile, not the launch.
 constexpr int kSwizzleBytes = 128;            // one K row per stage; TMA's and wgmma's 128B swizzle
 constexpr int kAtomBytes = 1024;              // alignment slack the kernel aligns its base up by
-constexpr int kBarrierBytes = 8;              // one mbarrier per stage
+constexpr int kBarrierBytes = 8;              // a full and an empty mbarrier per stage
+constexpr int kScratchAlignBytes = 16;        // each consumer's epilogue scratch
 constexpr int kMaxDynamicBytes = 227 * 1024;  // Hopper's per-block opt-in limit
-constexpr int kThreads = 128;                 // one warpgroup
-constexpr int kMaxAccumulatorsPerThread = 128;
-// The K (and B's N) extent of a block scale the kernel reads (rule block_scale_shape).
-constexpr int kScaleBlockElems = 128;
+// A producer warpgroup and two consumer warpgroups (kernels/gemm_sm90.cuh).
+constexpr int kThreads = 128 * (1 + recipe::KernelConfig::kConsumers);
 
 // A name from the graph inside a // comment: printable ASCII only, so no name can end the
 // comment or change the code.
@@ -155,36 +155,30 @@ class SourceBuilder {
 
   Status check_config() {
     const auto& c = recipe_.config;
-    // A block-scaled mainloop keeps a second fragment per GEMM (the K block's partial sum).
-    const int fragments = block_scaled() ? 2 : 1;
-    const int accumulators =
-        fragments * static_cast<int>(p_.gemms.size()) * c.tile_m * c.tile_n / kThreads;
-    // Block-scaled: every K step is one 128-wide scale block, and a tile's columns lie in one
-    // 128-column block of B's scales.
-    const bool scale_blocks_align =
-        !block_scaled() || (c.tile_k == kScaleBlockElems && kScaleBlockElems % c.tile_n == 0);
-    const bool ok = (c.tile_m == 64 || c.tile_m == 128) && (c.tile_n == 64 || c.tile_n == 128) &&
-                    c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.stages >= 1 &&
-                    c.threads == kThreads && accumulators <= kMaxAccumulatorsPerThread &&
-                    scale_blocks_align;
-    FG_CHECK(ok, ErrorCode::kInternal,
-             fmt::format("kernel_config: graph '{}': tile {}x{}x{}, {} stages, {} threads, {} "
-                         "accumulators per thread; legal: tile M and N 64 or 128, tile K 128 "
-                         "bytes, 128 threads, at most {} accumulators (block-scaled: two per "
-                         "output, tile K and a multiple of tile N {})",
-                         p_.graph_name, c.tile_m, c.tile_n, c.tile_k, c.stages, c.threads,
-                         accumulators, kMaxAccumulatorsPerThread, kScaleBlockElems));
+    if (const auto why = recipe::config_violation(p_, c)) {
+      return Status(ErrorCode::kInternal,
+                    fmt::format("kernel_config: graph '{}': {}", p_.graph_name, *why));
+    }
+    FG_CHECK(c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.threads == kThreads,
+             ErrorCode::kInternal,
+             fmt::format("kernel_config: graph '{}': tile K {} of {}-byte elements, {} threads; "
+                         "legal: tile K of 128 bytes, {} threads",
+                         p_.graph_name, c.tile_k, operands_[0].element_bytes, c.threads, kThreads));
     return Status::ok();
   }
 
   // K-major: one box {tile_k, rows, 1} over axes (K, M or N, batch). M-/N-major: rows / 64
-  // boxes {64, tile_k, 1} over axes (M or N, K, batch), 64 = one 128-byte swizzle row.
+  // boxes {64, tile_k, 1} over axes (M or N, K, batch), 64 = one 128-byte swizzle row. An
+  // operand the cluster shares is loaded in cluster_ctas parts, a K-major part one box of
+  // rows / cluster_ctas rows.
   void plan_tma() {
     const auto& c = recipe_.config;
     for (std::size_t o = 0; o < p_.operands.size(); ++o) {
       const auto& op = p_.operands[o];
       const OperandFacts& f = operands_[o];
       const int rows = op.role == Role::kA ? c.tile_m : c.tile_n;
+      const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;
+      const int load_rows = shared ? rows / c.cluster_ctas() : rows;
       TmaPlan plan;
       plan.param = f.param;
       plan.slot = static_cast<int>(o);
@@ -192,28 +186,32 @@ class SourceBuilder {
       plan.swizzle_bytes = kSwizzleBytes;
       if (op.major == Major::kK) {
         plan.axes = {2, 1, 0};
-        plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(rows), 1};
-        stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;
+        plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(load_rows),
+                    1};
       } else {
         const int box_mn = kSwizzleBytes / f.element_bytes;
         plan.axes = {1, 2, 0};
         plan.box = {static_cast<std::uint32_t>(box_mn), static_cast<std::uint32_t>(c.tile_k), 1};
-        stage_bytes_ += std::int64_t{box_mn} * c.tile_k * f.element_bytes * (rows / box_mn);
       }
+      stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;
       out_.tma.push_back(plan);
     }
   }
 
+  // The layout of kernels/gemm_sm90_config.cuh: the ring, each consumer's epilogue scratch,
+  // a full and an empty barrier per stage, and the slack to align the base to an atom.
   Status plan_shared_memory() {
-    const std::int64_t ring = stage_bytes_ * recipe_.config.stages;
-    const std::int64_t used = std::max<std::int64_t>(ring, epilogue_.scratch_bytes);
-    const std::int64_t barriers = (used + kBarrierBytes - 1) / kBarrierBytes * kBarrierBytes;
-    const std::int64_t total = barriers + kBarrierBytes * recipe_.config.stages + kAtomBytes;
+    const std::int64_t stages = recipe_.config.stages;
+    const std::int64_t ring = stage_bytes_ * stages;
+    scratch_stride_ = (std::int64_t{epilogue_.scratch_bytes} + kScratchAlignBytes - 1) /
+                      kScratchAlignBytes * kScratchAlignBytes;
+    const std::int64_t barriers = ring + recipe::KernelConfig::kConsumers * scratch_stride_;
+    const std::int64_t total = barriers + 2 * kBarrierBytes * stages + kAtomBytes;
     FG_CHECK(total <= kMaxDynamicBytes, ErrorCode::kInternal,
              fmt::format("kernel_shared_memory: graph '{}': {} bytes ({} stages of {}, epilogue "
-                         "scratch {}); legal: at most {}",
-                         p_.graph_name, total, recipe_.config.stages, stage_bytes_,
-                         epilogue_.scratch_bytes, kMaxDynamicBytes));
+                         "scratch {} per consumer); legal: at most {}",
+                         p_.graph_name, total, stages, stage_bytes_, epilogue_.scratch_bytes,
+                         kMaxDynamicBytes));
     out_.shared_bytes = static_cast<std::uint32_t>(total);
     return Status::ok();
   }
@@ -231,20 +229,28 @@ class SourceBuilder {
     out_.block_threads = kThreads;
     out_.tile_m = c.tile_m;
     out_.tile_n = c.tile_n;
+    out_.cluster_ctas = c.cluster_ctas();
     for (const auto& h : embedded_kernel_headers()) out_.headers.push_back({h.name, h.contents});
 
     line("// Generated by fusedgemm (src/codegen/kernel_source.cpp) for graph '{}'; do not edit.",
          comment_text(p_.graph_name));
-    line("// Tile {}x{}x{}, {} stages, {} threads; {} bytes of dynamic shared memory.", c.tile_m,
-         c.tile_n, c.tile_k, c.stages, kThreads, out_.shared_bytes);
-    line("// Grid (ceil(N / {}), ceil(M / {}), batch).", c.tile_n, c.tile_m);
+    line("// {}; {} threads, {} bytes of dynamic shared memory.", recipe::describe(c), kThreads,
+         out_.shared_bytes);
+    line("// Grid: a persistent 1-D grid of at most the resident CTAs, a multiple of {}.",
+         c.cluster_ctas());
     line("#define FUSEDGEMM_KERNEL_DEBUG {}", options_.debug ? 1 : 0);
     line("#include \"kernels/{}\"", block_scaled() ? "gemm_sm90_block_scale.cuh" : "gemm_sm90.cuh");
     line("");
     line("struct FusedgemmConfig {{");
     line("  static constexpr int kTileM = {};", c.tile_m);
     line("  static constexpr int kTileN = {};", c.tile_n);
+    line("  static constexpr fusedgemm::kernels::ConsumerSplit kSplit = "
+         "fusedgemm::kernels::ConsumerSplit::{};",
+         c.split == recipe::ConsumerSplit::kM ? "kM" : "kN");
+    line("  static constexpr int kClusterM = {};", c.cluster_m);
+    line("  static constexpr int kClusterN = {};", c.cluster_n);
     line("  static constexpr int kStages = {};", c.stages);
+    line("  static constexpr bool kDependentLaunch = {};", c.dependent_launch);
     line("  static constexpr int kOperandCount = {};", p_.operands.size());
     line("  // {{kernel parameter, TMA slot, role, major, type}}");
     line("  static constexpr fusedgemm::kernels::OperandSpec kOperands[kOperandCount] = {{");
@@ -285,6 +291,7 @@ class SourceBuilder {
       line("  // kernel parameter of each operand's fp32 block scales");
       line("  static constexpr int kOperandScaleParam[kOperandCount] = {{{}}};", scale_params);
     }
+    line("  // per consumer warpgroup");
     line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
     line("}};");
     line("");
@@ -298,20 +305,30 @@ class SourceBuilder {
     line("              \"codegen/kernel_source.cpp\");");
     line("static_assert(FusedgemmLayout::kTileK == {},", c.tile_k);
     line("              \"tile K differs from KernelConfig::tile_k: fix choose_kernel_config\");");
+    line("static_assert(FusedgemmLayout::kUnitM == {} && FusedgemmLayout::kUnitN == {},",
+         c.unit_m(), c.unit_n());
+    line("              \"the epilogue unit differs from KernelConfig's: fix the host mirror\");");
     line("");
     line("// ---- epilogue ----");
     out_.source += epilogue_.text;
     if (!epilogue_.text.empty() && epilogue_.text.back() != '\n') out_.source += '\n';
     line("// ---- entry ----");
+    line("struct FusedgemmEpilogue {{");
+    line("  template <int TileM, int TileN, int G>");
+    line("  __device__ static void run(const fusedgemm::kernels::KernelArgs& args,");
+    line("                             const fusedgemm::kernels::TileCoord& unit,");
+    line("                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
+         "TileN>::kCount],");
+    line("                             float* scratch) {{");
+    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch);");
+    line("  }}");
+    line("}};");
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);
     line("fusedgemm_kernel(const __grid_constant__ fusedgemm::kernels::KernelArgs args) {{");
-    line("  using Kernel = fusedgemm::kernels::{}<FusedgemmConfig>;",
-         block_scaled() ? "GemmSm90BlockScaled" : "GemmSm90");
     line("  extern __shared__ __align__(1024) unsigned char fusedgemm_smem[];");
-    line("  Kernel::Accumulators acc;");
-    line("  const fusedgemm::kernels::TileCoord tile = Kernel::tile_coord();");
-    line("  float* scratch = Kernel::run(args, fusedgemm_smem, tile, acc);");
-    line("  fusedgemm_epilogue<Kernel::kTileM, Kernel::kTileN>(args, tile, acc, scratch);");
+    line("  fusedgemm::kernels::GemmSm90<FusedgemmConfig, FusedgemmEpilogue, "
+         "fusedgemm::kernels::{}>::run(args, fusedgemm_smem);",
+         block_scaled() ? "PromoteBlockScales" : "AccumulateStages");
     line("}}");
   }
 
@@ -321,6 +338,7 @@ class SourceBuilder {
   const KernelSourceOptions& options_;
   std::vector<OperandFacts> operands_;
   std::int64_t stage_bytes_ = 0;
+  std::int64_t scratch_stride_ = 0;
   KernelSource out_;
 };
 

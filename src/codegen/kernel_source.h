@@ -11,9 +11,12 @@
 //      (above 48 KB a launch fails without it).
 //   3. Each launch: KernelArgs as the runtime fills it (problem size, buffers in the recipe's
 //      argument-plan order), plus args.tma[plan.slot] encoded for every TmaPlan
-//      (codegen/tma_plan.h gives the cuTensorMapEncodeTiled call); grid
-//      (ceil(n / tile_n), ceil(m / tile_m), batch), block (block_threads, 1, 1), dynamic
-//      shared memory shared_bytes, the one kernel parameter &args (cuLaunchKernelEx).
+//      (codegen/tma_plan.h gives the cuTensorMapEncodeTiled call) and args.raster_group
+//      (recipe::raster_group); a persistent 1-D grid of at most the CTAs the device keeps
+//      resident, a multiple of the cluster (recipe.config.cluster_ctas(), the cluster-
+//      dimension attribute when above 1), block (block_threads, 1, 1), dynamic shared
+//      memory shared_bytes, the one kernel parameter &args (cuLaunchKernelEx). Any grid is
+//      correct: each cluster runs every tile the schedule gives it.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,8 @@
 
 namespace fusedgemm::codegen {
 
-// The epilogue generator's output. `text` defines, at global scope,
+// The epilogue generator's output. `text` defines, at global scope (TileM x TileN: the
+// epilogue unit, one consumer warpgroup's half of the CTA tile),
 //   template <int TileM, int TileN>
 //   __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
 //                                      const fusedgemm::kernels::TileCoord& tile,
@@ -38,7 +42,7 @@ namespace fusedgemm::codegen {
 // struct FusedgemmConfig, which precedes it.
 struct EpilogueCode {
   std::string text;
-  std::uint32_t scratch_bytes = 0;  // shared memory the epilogue needs; aliases the TMA ring
+  std::uint32_t scratch_bytes = 0;  // shared memory the epilogue needs per consumer warpgroup
 };
 
 struct KernelSourceOptions {
@@ -59,16 +63,17 @@ struct KernelSource {
   std::vector<KernelHeader> headers;  // every embedded kernel header, sorted by name
   std::vector<TmaPlan> tma;           // one per operand, slot = operand index
   std::uint32_t shared_bytes = 0;     // dynamic shared memory per CTA (set the attribute)
-  std::uint32_t block_threads = 128;  // block (block_threads, 1, 1)
-  // Grid (ceil(n / tile_n), ceil(m / tile_m), batch) — recipe.config's tile.
+  std::uint32_t block_threads = 384;  // block (block_threads, 1, 1)
+  // recipe.config's CTA tile and cluster, for the launch.
   int tile_m = 0;
   int tile_n = 0;
+  int cluster_ctas = 1;
 };
 
 // Fails with kUnavailable, naming the operand and its type, for what the kernel cannot read
 // yet (fp4, fp8 not K-major, mixed operand types, block-scaled next to unscaled operands);
 // with kInternal when recipe.config is not a configuration the kernel has. Block-scaled
-// operands instantiate GemmSm90BlockScaled (kernels/gemm_sm90_block_scale.cuh).
+// operands take the PromoteBlockScales stage math (kernels/gemm_sm90_block_scale.cuh).
 Result<KernelSource> generate_kernel_source(const recipe::Recipe& recipe,
                                             const EpilogueCode& epilogue,
                                             const KernelSourceOptions& options = {});

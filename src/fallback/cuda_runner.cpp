@@ -33,7 +33,7 @@ class CudaRunner final : public runtime::Runner {
     FG_ASSIGN_OR_RETURN(StepSource source, generate_step_source(*p_));
     FG_ASSIGN_OR_RETURN(
         jit::CompileResult compiled,
-        context.compile(source.source, jit::CompileOptions{}, device_->driver_version()));
+        context.compile(source.source, jit::CompileOptions{}));
     kernels_.resize(p_->steps.size());
     gemms_.resize(p_->steps.size());
     for (std::size_t i = 0; i < p_->steps.size(); ++i) {

@@ -144,13 +144,13 @@ ContextCounters Context::counters() const {
 }
 
 Result<CompileResult> Context::compile(const jit::KernelSource& source,
-                                       const jit::CompileOptions& options, int driver_version) {
+                                       const jit::CompileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   jit::CompileOptions resolved = options;
   if (!resolved.include_dirs) resolved.include_dirs = impl_->settings.cuda_include_dirs;
   if (resolved.dump_dir.empty()) resolved.dump_dir = impl_->settings.dump_dir;
   FG_ASSIGN_OR_RETURN(std::string key,
-                      jit::cache_key(source, resolved, impl_->nvrtc, driver_version));
+                      jit::cache_key(source, resolved, impl_->nvrtc));
 
   std::promise<Result<SharedKernel>> promise;
   std::shared_future<Result<SharedKernel>> future;

@@ -109,7 +109,7 @@ std::vector<EntryFile> list_entries(const fs::path& dir) {
 }  // namespace
 
 Result<std::string> cache_key(const KernelSource& source, const CompileOptions& options,
-                              NvrtcVersion nvrtc, int driver_version) {
+                              NvrtcVersion nvrtc) {
   // The headers go in by name, so a generator that lists them in another order still hits.
   std::vector<const std::pair<std::string, std::string>*> headers;
   for (const auto& header : source.headers) headers.push_back(&header);
@@ -134,7 +134,6 @@ Result<std::string> cache_key(const KernelSource& source, const CompileOptions& 
   const std::vector<std::string> flags = compile_flags(options);
   digest.add_int(static_cast<std::int64_t>(flags.size()));
   for (const std::string& flag : flags) digest.add(flag);
-  digest.add_int(driver_version);
   return digest.finish_hex();
 }
 

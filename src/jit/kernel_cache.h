@@ -20,10 +20,11 @@ inline constexpr std::uint64_t kDefaultCacheMaxBytes = std::uint64_t{2} << 30;  
 
 // SHA-256 (hex) of everything that decides the cubin: the entry format version, the
 // program name, the code, every header (name and contents, in name order), the NVRTC
-// version, the arch, every compile flag and the driver version (0 without a driver).
-// Never a path: include directories and the cache and dump directories stay out of it.
+// version, the arch and every compile flag. Never a path (include directories and the
+// cache and dump directories stay out of it) and never the driver: NVRTC's cubin does not
+// depend on it, so a cache warmed on a machine without a GPU is hit on one with a GPU.
 Result<std::string> cache_key(const KernelSource& source, const CompileOptions& options,
-                              NvrtcVersion nvrtc, int driver_version);
+                              NvrtcVersion nvrtc);
 
 enum class CacheLoadOutcome {
   kHit,

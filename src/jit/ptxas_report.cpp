@@ -67,7 +67,10 @@ class Parser {
     }
     const std::size_t colon = text.find(':');
     const std::size_t dot = text.find('.');
-    if (starts_with(text, "ptxas info") && colon != std::string_view::npos) {
+    if (starts_with(text, "ptxas warning") &&
+        text.find("Potential Performance Loss") != std::string_view::npos) {
+      report_.performance_warnings.emplace_back(text);
+    } else if (starts_with(text, "ptxas info") && colon != std::string_view::npos) {
       info(trim(text.substr(colon + 1)));
     } else if (dot != std::string_view::npos && trim(text.substr(5, dot - 5)).empty()) {
       properties(trim(text.substr(dot + 1)));

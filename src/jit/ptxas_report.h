@@ -31,6 +31,9 @@ struct FunctionResources {
 struct PtxasReport {
   std::vector<FunctionResources> functions;  // in log order
   std::uint64_t global_bytes = 0;            // `N bytes gmem`: module-scope __device__ data
+  // ptxas's "Potential Performance Loss" warnings (C75xx: wgmma serialized, setmaxnreg
+  // ignored, ...), each line as printed: a kernel that has one lost its pipelining.
+  std::vector<std::string> performance_warnings;
 
   // The function named `name`, or nullptr.
   const FunctionResources* find(std::string_view name) const;
@@ -38,8 +41,8 @@ struct PtxasReport {
   bool spills() const;
 };
 
-// Parses every `ptxas info` / `ptxas .` line of `log`; other lines (warnings, errors,
-// compile times) are skipped. A log without -v lines gives an empty report.
+// Parses every `ptxas info` / `ptxas .` line of `log` and keeps the performance warnings;
+// other lines (other warnings, errors, compile times) are skipped. A log without -v lines gives an empty report.
 PtxasReport parse_ptxas_report(std::string_view log);
 
 }  // namespace fusedgemm::jit

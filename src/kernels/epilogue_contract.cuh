@@ -2,12 +2,15 @@
 // epilogue (src/codegen/): which accumulator element each thread holds, and the one
 // function the generated code defines. Device code; no host headers (NVRTC).
 //
-// The mainloop runs one consumer warpgroup (128 threads) per CTA over a TILE_M x TILE_N
-// tile, TILE_M a multiple of 64, with one fp32 accumulator array per GEMM in the wgmma
-// m64nNk16 fragment layout (PTX ISA, "Register Fragments and Shared Memory Matrix Layouts"
-// for wgmma .m64nNk16 with an fp32 D): for 64-row group g (0 .. TILE_M/64-1), thread t of
-// the warpgroup (warp w = t / 32, lane l = t % 32) holds TILE_N / 2 values; value v of the
-// group sits at
+// The epilogue runs once per consumer warpgroup (128 threads) and CTA tile, over that
+// warpgroup's half of the CTA tile: its *unit*, TILE_M x TILE_N in the epilogue's terms
+// (TILE_M a multiple of 64). Units tile the problem in a regular grid (unit (i, j) starts at
+// row i * TILE_M, column j * TILE_N), so a reduction tap groups units exactly as it would
+// group CTAs whose tile is the unit.
+// Each GEMM's fp32 accumulators are in the wgmma m64nNk16 fragment layout (PTX ISA,
+// "Register Fragments and Shared Memory Matrix Layouts" for wgmma .m64nNk16 with an fp32 D):
+// for 64-row group g (0 .. TILE_M/64-1), thread t of the warpgroup (warp w = t / 32, lane
+// l = t % 32) holds TILE_N / 2 values; value v of the group sits at
 //   row = g * 64 + w * 16 + l / 4 + 8 * ((v / 2) % 2)
 //   col = (l % 4) * 2 + (v % 2) + 8 * (v / 4)
 // and the thread's array index is g * (TILE_N / 2) + v.
@@ -37,23 +40,32 @@ struct Fragment {
   }
 };
 
-// Where a CTA's tile sits in the problem.
+// Where an epilogue unit (or a CTA's tile) sits in the problem.
 struct TileCoord {
   long long batch;
-  long long m0;  // first row of the tile
-  long long n0;  // first column of the tile
+  long long m0;  // first row
+  long long n0;  // first column
 };
+
+// The warpgroup's named barrier (kernels/ptx/barrier.cuh): the epilogue's steps that need
+// the whole warpgroup synchronize on it, never on __syncthreads (the other warpgroups are
+// elsewhere). Warpgroup w of the CTA (w >= 1: the producer never runs an epilogue) uses
+// barrier w; 0 is __syncthreads.
+__device__ __forceinline__ int epilogue_barrier_id() {
+  return static_cast<int>(threadIdx.x / 128);
+}
 
 }  // namespace fusedgemm::kernels
 
-// The generated epilogue defines, for its graph's GEMM count G and the tile shape:
+// The generated epilogue defines, for its graph's GEMM count G:
 //
-//   template <int TileM, int TileN>
+//   template <int TileM, int TileN>   // the unit's extents
 //   __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
-//                                      const fusedgemm::kernels::TileCoord& tile,
+//                                      const fusedgemm::kernels::TileCoord& unit,
 //                                      float (&acc)[G][Fragment<TileM, TileN>::kCount],
 //                                      float* smem_scratch /* >= kEpilogueScratchBytes */);
 //
-// called by all 128 consumer threads after the last wgmma has completed. It reads aux
+// called by the 128 threads of one consumer warpgroup after its last wgmma of the tile has
+// completed, with `unit` the start of its unit and a scratch of its own. It reads aux
 // buffers and writes outputs and taps through `args` (kernel axis order, stride 0 on
 // broadcast and reduced axes), skipping rows >= args.m and columns >= args.n.

@@ -1,7 +1,8 @@
-// The sm90 mainloop of every fused kernel: for one CTA's TileM x TileN output tile, the fp32
-// accumulators of each GEMM of the graph, acc[g] = A_g[tile rows, :] * B_g[tile cols, :]^T,
-// in the wgmma fragment layout of kernels/epilogue_contract.cuh. Device code; no host
-// headers (NVRTC). The generated translation unit instantiates it (codegen/kernel_source.cpp).
+// The sm90 mainloop of every fused kernel, warp-specialized and persistent: each CTA runs
+// output tiles of TileM x TileN from the static schedule (kernels/tile_scheduler.cuh) until
+// none is left; for each, acc[g] = A_g[tile rows, :] * B_g[tile cols, :]^T per GEMM g, and
+// the generated epilogue consumes the accumulators. Device code; no host headers (NVRTC).
+// The generated translation unit instantiates it (codegen/kernel_source.cpp).
 //
 // Roles (kernel parameters, KernelArgs::buffers, kernel axis order, elements):
 //   A  (b, M, K), K-major or M-major, read by TMA through KernelArgs::tma[slot]
@@ -9,41 +10,47 @@
 //   several GEMMs may share one A operand (a gated MLP reads X once per stage)
 //   operand batch 1 is broadcast: args.buffers[param].shape[0] == 1 -> batch coordinate 0
 //
-// Warpgroup roles: ONE warpgroup of 128 threads does everything (a simple, correct first
-// structure; there is no WarpRole switch yet). Thread 0 also issues the TMA loads.
+// Warpgroups (384 threads):
+//   0, producer: one thread waits for a free stage ("empty" barrier), arms its "full"
+//      barrier with the stage's bytes and issues the TMA boxes, tile after tile; its
+//      warpgroup gives registers back (kProducerRegisters).
+//   1, 2, consumers: consumer c computes its half of the tile (ConsumerSplit: rows or
+//      columns) with wgmma, keeps Math::kInFlight wgmma groups in flight and hands each
+//      stage back once its MMAs are done, then runs the generated epilogue over its half
+//      while the producer already fills the next tile's stages.
+// The (stage, phase) pair of the ring runs on across tiles on both sides.
 //
-// Grid: x = N tiles, y = M tiles, z = batch. Block: 128 threads. Partial tiles: TMA fills
-// out-of-bounds elements of a box with zeros (so K needs no multiple of kTileK); the
-// epilogue skips rows >= M and columns >= N.
+// Cluster (ClusterM x ClusterN = 1 or 2 CTAs): the CTAs of a cluster compute neighbouring
+// tiles that read the same rows of B (along M) or of A (along N); each loads its part of
+// that operand and multicasts it to both, and each consumer hands a stage back to every CTA
+// of the cluster. Barriers are initialised before a cluster barrier, and a producer waits
+// for its ring to drain before its CTA exits (no arrival may reach an exited CTA).
 //
-// Pipeline, per K step kt (kTileKBytes = 128 bytes of K: 64 bf16/fp16 or 128 fp8):
-//   stage s = kt % kStages; full[s] completes once per fill (phase parity (kt / kStages) & 1)
-//   1. all threads wait on full[s]
-//   2. wgmma over the stage: 4 MMA K-steps x GEMMs x (TileM / 64) row groups; commit; wait 0
-//   3. __syncthreads: no wgmma still reads stage s
-//   4. thread 0 refills stage s with K step kt + kStages (arrive.expect_tx, then the boxes)
-// Loads run kStages - 1 steps ahead of the MMAs; a step's wgmma are not overlapped with the
-// next step's (wait_group 0), which needs no "empty" barriers. Shared-memory map:
-// kernels/gemm_sm90_config.cuh (GemmSm90Layout). Steps 1, 3 and 4 are `pipeline`, shared
-// with the block-scaled mainloop (kernels/gemm_sm90_block_scale.cuh), which replaces step 2.
+// Partial tiles: TMA fills out-of-bounds elements of a box with zeros (so K needs no
+// multiple of kTileK, and a tile past the edge computes zeros); the epilogue skips rows
+// >= M and columns >= N, and is not run for a consumer half wholly outside the problem.
+// Shared-memory map: kernels/gemm_sm90_config.cuh (GemmSm90Layout).
 //
 // FUSEDGEMM_KERNEL_DEBUG 1, defined before this header (generated source: from
 // KernelSourceOptions::debug, so it is part of the source and of the cache key), checks the
 // launch (block size, dynamic shared memory, buffer count) and bounds every barrier wait to
-// 2 s: a violation prints the CTA, the stage and the K step, then traps. Its printf makes
+// 2 s: a violation prints the CTA, the barrier and the stage, then traps. Its printf makes
 // ptxas serialize wgmma (C7510) and adds a stack frame: debug builds only.
 #pragma once
 
 #include "kernels/epilogue_contract.cuh"
 #include "kernels/gemm_sm90_config.cuh"
 #include "kernels/kernel_args.h"
-#include "kernels/ptx/fence.cuh"
+#include "kernels/ptx/cluster.cuh"
+#include "kernels/ptx/grid_dependency.cuh"
 #include "kernels/ptx/mbarrier.cuh"
+#include "kernels/ptx/registers.cuh"
 #include "kernels/ptx/smem.cuh"
 #include "kernels/ptx/smem_descriptor.cuh"
 #include "kernels/ptx/special_registers.cuh"
 #include "kernels/ptx/tma.cuh"
 #include "kernels/ptx/wgmma.cuh"
+#include "kernels/tile_scheduler.cuh"
 
 #ifndef FUSEDGEMM_KERNEL_DEBUG
 #define FUSEDGEMM_KERNEL_DEBUG 0
@@ -51,37 +58,64 @@
 
 namespace fusedgemm::kernels {
 
-template <class Config>
+// The ring position both sides walk: the stage and the parity of its current fill.
+struct RingState {
+  int stage = 0;
+  unsigned phase = 0;
+  template <int Stages>
+  __device__ void advance() {
+    if (++stage == Stages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+template <class ConfigT, class Epilogue, template <class> class Math>
 struct GemmSm90 {
+  using Config = ConfigT;
   using Layout = GemmSm90Layout<Config>;
-  using Frag = Fragment<Config::kTileM, Config::kTileN>;
+  using Scheduler = TileScheduler<Config::kClusterM, Config::kClusterN>;
 
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
+  static constexpr int kUnitM = Layout::kUnitM;
+  static constexpr int kUnitN = Layout::kUnitN;
   static constexpr int kStages = Config::kStages;
   static constexpr int kGemms = Config::kGemmCount;
   static constexpr int kOperands = Config::kOperandCount;
-  // One warpgroup: wgmma's issuing unit, and the whole CTA.
-  static constexpr int kThreads = 128;
-  // wgmma's M is 64: a TileM of 128 is two row groups, each its own MMA.
+  static constexpr int kConsumers = Layout::kConsumers;
+  static constexpr int kClusterCtas = Layout::kClusterCtas;
+  static constexpr int kWarpgroupThreads = 128;
+  static constexpr int kThreads = kWarpgroupThreads * (1 + kConsumers);
+  // Registers per thread after setmaxnreg. The producer's one issuing thread needs a tile
+  // loop and coordinates; a consumer holds up to 128 fp32 accumulators plus the epilogue's
+  // values. 40 x 128 + 232 x 256 = 64,512 of the SM's 65,536.
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+  static_assert(kProducerRegisters * kWarpgroupThreads +
+                        kConsumerRegisters * kWarpgroupThreads * kConsumers <=
+                    65536,
+                "the register split exceeds the SM's 64K registers: lower kConsumerRegisters");
+  // wgmma's M is 64: a consumer's rows are kUnitM / 64 row groups, each its own MMA.
   static constexpr int kMmaM = 64;
   static constexpr int kKSteps = Layout::kTileKBytes / ptx::kWgmmaKBytes;  // MMAs per stage
   // K-rows one MMA step advances in an MN-major tile (16 for 16-bit types).
   static constexpr int kMmaKElems = ptx::kWgmmaKBytes / Layout::kElementBytes;
-  // Accumulators per thread: each GEMM holds TileM * TileN / 128 floats. Past 128 the
-  // kernel leaves too few of the 255 registers for addresses and the epilogue.
+  // Accumulators per consumer thread (per GEMM: kUnitM * kUnitN / 128); past 128 too few of
+  // kConsumerRegisters remain for addresses and the epilogue.
   static constexpr int kMaxAccumulators = 128;
   // How long a DEBUG build waits on a barrier before declaring it hung: a stage's loads
   // take microseconds, so 2 s only ever trips on a hang.
   static constexpr unsigned long long kDebugWaitNs = 2000000000ull;
 
+  using Frag = Fragment<kUnitM, kUnitN>;
   using Accumulators = float[kGemms][Frag::kCount];
 
   static_assert(kGemms >= 1, "a kernel computes at least one GEMM");
   static_assert(kGemms * Frag::kCount <= kMaxAccumulators,
-                "accumulators exceed 128 registers per thread: use TileN 64 (or TileM 64) for "
-                "multi-GEMM graphs in choose_kernel_config");
-  static_assert(Frag::kPerGroup == kTileN / 2, "fragment layout: one m64nNk MMA per row group");
+                "accumulators exceed 128 registers per consumer thread: choose a smaller tile "
+                "for multi-GEMM graphs in choose_kernel_config");
 
   __host__ __device__ static constexpr bool operands_share_width() {
     for (int o = 0; o < kOperands; ++o) {
@@ -103,129 +137,229 @@ struct GemmSm90 {
                 "all operands of one kernel must have one element width (one K step in bytes)");
   static_assert(gemms_valid(), "kGemmA/kGemmB must name an A and a B operand of kOperands");
 
-  __device__ static TileCoord tile_coord() {
-    return {static_cast<long long>(blockIdx.z), static_cast<long long>(blockIdx.y) * kTileM,
-            static_cast<long long>(blockIdx.x) * kTileN};
-  }
+  // --- barriers ---------------------------------------------------------------------------
 
   __device__ static unsigned full_barrier(unsigned base, int stage) {
     return base + Layout::kBarrierOffset + 8u * static_cast<unsigned>(stage);
   }
+  __device__ static unsigned empty_barrier(unsigned base, int stage) {
+    return base + Layout::kBarrierOffset + 8u * static_cast<unsigned>(kStages + stage);
+  }
+  __device__ static unsigned stage_base(unsigned base, int stage) {
+    return base + static_cast<unsigned>(stage * Layout::kStageBytes);
+  }
 
-  __device__ static void wait_full(unsigned base, int stage, int k_step) {
-    const unsigned parity = static_cast<unsigned>((k_step / kStages) & 1);
+  __device__ static void wait(unsigned bar, unsigned parity, const char* what, int stage) {
     if constexpr (FUSEDGEMM_KERNEL_DEBUG) {
       const unsigned long long start = ptx::global_timer_ns();
-      while (!ptx::mbarrier_try_wait_parity(full_barrier(base, stage), parity)) {
+      while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
         if (ptx::global_timer_ns() - start > kDebugWaitNs) {
           printf(
-              "fusedgemm: CTA (%d,%d,%d) thread %d: TMA barrier of stage %d never completed "
-              "for K step %d (wrong expect_tx bytes or a bad tensor map?)\n",
-              blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, stage, k_step);
+              "fusedgemm: CTA %d thread %d: the %s barrier of stage %d never completed phase "
+              "parity %u (wrong expect_tx bytes, a bad tensor map or a missing arrival?)\n",
+              blockIdx.x, threadIdx.x, what, stage, parity);
           __trap();
         }
       }
     } else {
-      ptx::mbarrier_wait_parity(full_barrier(base, stage), parity);
+      (void)what;
+      (void)stage;
+      ptx::mbarrier_wait_parity(bar, parity);
     }
   }
 
-  // Thread 0: fills `stage` with K step `k_step` of every operand.
-  __device__ static void load_stage(const KernelArgs& args, unsigned base, int stage, int k_step,
-                                    const TileCoord& tile) {
-    const unsigned bar = full_barrier(base, stage);
-    const unsigned stage_base = base + static_cast<unsigned>(stage * Layout::kStageBytes);
-    ptx::mbarrier_arrive_expect_tx(bar, Layout::kStageBytes);
-    load_operands<0>(args, stage_base, bar, k_step * Layout::kTileK, tile);
-  }
+  // --- producer ---------------------------------------------------------------------------
 
-  // Issues the TMA boxes of operands O.. (a compile-time loop: each operand's major and
-  // offsets are constants; NVRTC takes no lambdas in device code, hence recursion).
+  // Issues the TMA boxes of operands O.. for one stage (a compile-time loop: each operand's
+  // major and offsets are constants; NVRTC takes no lambdas in device code, hence recursion).
   template <int O>
-  __device__ static void load_operands(const KernelArgs& args, unsigned stage_base, unsigned bar,
-                                       int k0, const TileCoord& tile) {
+  __device__ static void load_operands(const KernelArgs& args, unsigned stage, unsigned bar,
+                                       int k0, const TileIndex& tile, int rank) {
     if constexpr (O < kOperands) {
       constexpr OperandSpec op = Config::kOperands[O];
+      constexpr int kRows = Layout::load_rows(O);
       const void* tensor_map = &args.tma[op.tma_slot];
-      // A broadcast operand (batch 1) is read at batch 0 by every batch's CTAs.
+      // A broadcast operand (batch 1) is read at batch 0 by every batch's tiles.
       const int batch = args.buffers[op.param].shape[0] == 1 ? 0 : static_cast<int>(tile.batch);
-      const int mn0 = static_cast<int>(op.role == OperandRole::kA ? tile.m0 : tile.n0);
-      const unsigned dst = stage_base + Layout::operand_offset(O);
+      const int first = Layout::shared(O) ? rank * kRows : 0;  // this CTA's part
+      const int mn0 = static_cast<int>(op.role == OperandRole::kA ? tile.m * kTileM
+                                                                  : tile.n * kTileN) +
+                      first;
+      const unsigned dst = stage + Layout::operand_offset(O);
+      constexpr unsigned short kAll = static_cast<unsigned short>((1u << kClusterCtas) - 1u);
       if constexpr (op.major == OperandMajor::kK) {
-        ptx::tma_load_3d(dst, tensor_map, bar, k0, mn0, batch);
+        const unsigned at = dst + static_cast<unsigned>(first * Layout::kSwizzleBytes);
+        if constexpr (Layout::shared(O)) {
+          ptx::tma_load_3d_multicast(at, tensor_map, bar, k0, mn0, batch, kAll);
+        } else {
+          ptx::tma_load_3d(at, tensor_map, bar, k0, mn0, batch);
+        }
       } else {
+        const int box0 = first / Layout::kMnBoxElems;
 #pragma unroll
-        for (int h = 0; h < Layout::rows(O) / Layout::kMnBoxElems; ++h) {
-          ptx::tma_load_3d(dst + h * Layout::kMnBoxBytes, tensor_map, bar,
-                           mn0 + h * Layout::kMnBoxElems, k0, batch);
+        for (int h = 0; h < kRows / Layout::kMnBoxElems; ++h) {
+          const unsigned at = dst + static_cast<unsigned>((box0 + h) * Layout::kMnBoxBytes);
+          const int mn = mn0 + h * Layout::kMnBoxElems;
+          if constexpr (Layout::shared(O)) {
+            ptx::tma_load_3d_multicast(at, tensor_map, bar, mn, k0, batch, kAll);
+          } else {
+            ptx::tma_load_3d(at, tensor_map, bar, mn, k0, batch);
+          }
         }
       }
-      load_operands<O + 1>(args, stage_base, bar, k0, tile);
+      load_operands<O + 1>(args, stage, bar, k0, tile, rank);
     }
   }
 
-  // The wgmma descriptor of operand O for 64-row group `group` (A; B is read whole) and
-  // MMA K step `kk` of a stage whose operand tile starts at `tile_base`.
+  // The producer's one thread: every stage of every tile of this CTA, in schedule order.
+  __device__ static void load_loop(const KernelArgs& args, unsigned base, const Scheduler& tiles,
+                                   int rank, long long first, long long step, int k_steps) {
+    RingState ring;
+    for (long long t = first; t < tiles.total; t += step) {
+      const TileIndex tile = tiles.tile(t, rank);
+      for (int kt = 0; kt < k_steps; ++kt) {
+        wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
+        const unsigned full = full_barrier(base, ring.stage);
+        ptx::mbarrier_arrive_expect_tx(full, Layout::kStageBytes);
+        load_operands<0>(args, stage_base(base, ring.stage), full, kt * Layout::kTileK, tile,
+                         rank);
+        ring.advance<kStages>();
+      }
+    }
+    // Every consumer of the cluster hands each stage back once more after its last fill:
+    // wait for those arrivals, so none reaches this CTA after it exits.
+    if constexpr (kClusterCtas > 1) {
+      for (int s = 0; s < kStages; ++s) {
+        wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
+        ring.advance<kStages>();
+      }
+    }
+  }
+
+  // --- consumers --------------------------------------------------------------------------
+
+  // The wgmma descriptor of operand O at operand row `row0` (a multiple of 64 for
+  // MN-major operands, of 8 for K-major ones) and MMA K step `kk` of a stage whose operand
+  // tile starts at `tile_base`.
   template <int O>
-  __device__ static unsigned long long descriptor(unsigned tile_base, int group, int kk) {
+  __device__ static unsigned long long descriptor(unsigned tile_base, int row0, int kk) {
     constexpr OperandSpec op = Config::kOperands[O];
     if constexpr (op.major == OperandMajor::kK) {
-      // K-major: 64 rows of 128 bytes per group; a K step moves 32 bytes along the row.
-      // LBO is unused by swizzled K-major layouts (1 by convention); SBO = one 8-row atom.
-      const unsigned addr =
-          tile_base + group * kMmaM * Layout::kSwizzleBytes + kk * ptx::kWgmmaKBytes;
+      // K-major: rows of 128 bytes; a K step moves 32 bytes along the row. LBO is unused
+      // by swizzled K-major layouts (1 by convention); SBO = one 8-row atom.
+      const unsigned addr = tile_base + static_cast<unsigned>(row0 * Layout::kSwizzleBytes +
+                                                              kk * ptx::kWgmmaKBytes);
       return ptx::smem_descriptor_sw128(addr, 16, Layout::kAtomBytes);
     } else {
-      // MN-major: group g is box g; a K step moves kMmaKElems K-rows. LBO = the stride
-      // between 64-element MN blocks (boxes), SBO = between 8-row K groups (one atom).
+      // MN-major: 64-row block h is box h; a K step moves kMmaKElems K-rows. LBO = the
+      // stride between 64-element MN blocks (boxes), SBO = between 8-row K groups (one atom).
       const unsigned addr =
-          tile_base + group * Layout::kMnBoxBytes + kk * kMmaKElems * Layout::kSwizzleBytes;
+          tile_base + static_cast<unsigned>((row0 / Layout::kMnBoxElems) * Layout::kMnBoxBytes +
+                                            kk * kMmaKElems * Layout::kSwizzleBytes);
       return ptx::smem_descriptor_sw128(addr, Layout::kMnBoxBytes, Layout::kAtomBytes);
     }
   }
 
-  // acc[g] (+)= A_g * B_g^T for GEMMs G.. over MMA K step `kk` of the stage at `stage_base`;
-  // scale_d 0 overwrites acc[g], 1 accumulates (wgmma's scale-d).
+  // acc[g] (+)= A_g * B_g^T for GEMMs G.. over MMA K step `kk` of the stage at `stage`, for
+  // consumer `consumer`'s half; scale_d 0 overwrites acc[g], 1 accumulates (wgmma's scale-d).
   template <int G>
-  __device__ static void mma_gemms(unsigned stage_base, int kk, int scale_d, Accumulators& acc) {
+  __device__ static void mma_gemms(unsigned stage, int consumer, int kk, int scale_d,
+                                   Accumulators& acc) {
     if constexpr (G < kGemms) {
       constexpr int a = Config::kGemmA[G];
       constexpr int b = Config::kGemmB[G];
       constexpr OperandSpec op_a = Config::kOperands[a];
       constexpr OperandSpec op_b = Config::kOperands[b];
+      const int row_a = Layout::kSplitM ? consumer * kUnitM : 0;
+      const int row_b = Layout::kSplitM ? 0 : consumer * kUnitN;
       const unsigned long long desc_b =
-          descriptor<b>(stage_base + Layout::operand_offset(b), 0, kk);
+          descriptor<b>(stage + Layout::operand_offset(b), row_b, kk);
 #pragma unroll
       for (int group = 0; group < Frag::kGroups; ++group) {
         const unsigned long long desc_a =
-            descriptor<a>(stage_base + Layout::operand_offset(a), group, kk);
-        ptx::wgmma_mma_async<kTileN, op_a.type, op_b.type, op_a.major == OperandMajor::kMN,
+            descriptor<a>(stage + Layout::operand_offset(a), row_a + group * kMmaM, kk);
+        ptx::wgmma_mma_async<kUnitN, op_a.type, op_b.type, op_a.major == OperandMajor::kMN,
                              op_b.major == OperandMajor::kMN>(&acc[G][group * Frag::kPerGroup],
                                                               desc_a, desc_b, scale_d);
       }
-      mma_gemms<G + 1>(stage_base, kk, scale_d, acc);
+      mma_gemms<G + 1>(stage, consumer, kk, scale_d, acc);
     }
   }
 
-  // All 128 threads: acc[g] += A_g * B_g^T over one stage (acc[g] = A_g * B_g^T where
-  // `overwrite`), waiting for the MMAs to finish.
-  __device__ static void mma_stage(unsigned base, int stage, Accumulators& acc,
-                                   bool overwrite = false) {
-    const unsigned stage_base = base + static_cast<unsigned>(stage * Layout::kStageBytes);
+  // One consumer warpgroup: issues every MMA of the stage at `stage` into `acc` (the first
+  // overwrites it where `overwrite`) as one wgmma group. The caller waits for it.
+  __device__ static void mma_stage(unsigned stage, int consumer, bool overwrite,
+                                   Accumulators& acc) {
     __syncwarp();  // wgmma is .sync.aligned: each warp converged after the barrier wait loop
-    ptx::wgmma_fence();
+    ptx::wgmma_fence();  // the accumulators may have been read or written since the last MMA
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
-      mma_gemms<0>(stage_base, kk, overwrite && kk == 0 ? 0 : 1, acc);
+      mma_gemms<0>(stage, consumer, kk, overwrite && kk == 0 ? 0 : 1, acc);
     }
     ptx::wgmma_commit_group();
-    ptx::wgmma_wait_group<0>();
+  }
+
+  // After a wgmma wait: no read of the accumulators may move above it.
+  __device__ static void fence_accumulators(Accumulators& acc) {
 #pragma unroll
     for (int g = 0; g < kGemms; ++g) {
 #pragma unroll
       for (int i = 0; i < Frag::kCount; ++i) ptx::wgmma_fence_operand(acc[g][i]);
     }
   }
+
+  // Hands `stage` back to the producer of every CTA of the cluster (one thread per consumer
+  // warpgroup, after that warpgroup's MMAs on the stage completed).
+  __device__ static void release(unsigned base, int stage, bool signaller) {
+    if (!signaller) return;
+    const unsigned bar = empty_barrier(base, stage);
+    if constexpr (kClusterCtas == 1) {
+      ptx::mbarrier_arrive(bar);
+    } else {
+#pragma unroll
+      for (int r = 0; r < kClusterCtas; ++r) ptx::mbarrier_arrive_cluster(ptx::map_to_rank(bar, r));
+    }
+  }
+
+  // Where consumer `consumer`'s half of `tile` starts.
+  __device__ static TileCoord unit_of(const TileIndex& tile, int consumer) {
+    return {tile.batch, tile.m * kTileM + (Layout::kSplitM ? consumer * kUnitM : 0),
+            tile.n * kTileN + (Layout::kSplitM ? 0 : consumer * kUnitN)};
+  }
+
+  __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
+                                  const Scheduler& tiles, int rank, long long first,
+                                  long long step, int k_steps, int consumer) {
+    const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
+    const bool signaller = thread == 0;
+    RingState ring;
+    Accumulators acc;
+    for (long long t = first; t < tiles.total; t += step) {
+      const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
+      Math<GemmSm90> math(args, unit, thread, acc);
+      int previous = 0;
+      for (int kt = 0; kt < k_steps; ++kt) {
+        wait(full_barrier(base, ring.stage), ring.phase, "full", ring.stage);
+        math.consume(stage_base(base, ring.stage), consumer, kt);
+        if constexpr (Math<GemmSm90>::kInFlight == 0) {
+          release(base, ring.stage, signaller);
+        } else if (kt > 0) {
+          release(base, previous, signaller);  // its MMAs were waited on in consume
+        }
+        previous = ring.stage;
+        ring.advance<kStages>();
+      }
+      math.finish(k_steps);
+      if constexpr (Math<GemmSm90>::kInFlight > 0) {
+        if (k_steps > 0) release(base, previous, signaller);
+      }
+      if (unit.m0 < args.m && unit.n0 < args.n) {
+        Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch);
+      }
+    }
+  }
+
+  // --- entry ------------------------------------------------------------------------------
 
   template <int O>
   __device__ static bool params_in_range(const KernelArgs& args) {
@@ -246,74 +380,92 @@ struct GemmSm90 {
 
   __device__ static void check_launch(const KernelArgs& args) {
     const bool ok = blockDim.x == kThreads && blockDim.y == 1 && blockDim.z == 1 &&
+                    gridDim.x % kClusterCtas == 0 &&
                     ptx::dynamic_smem_bytes() >= static_cast<unsigned>(Layout::kDynamicBytes) &&
                     params_in_range<0>(args);
     if (!ok) {
       printf(
-          "fusedgemm: CTA (%d,%d,%d): bad launch: block (%d,%d,%d), want (%d,1,1); dynamic "
-          "shared memory %u bytes, want >= %d; %d kernel buffers\n",
-          blockIdx.x, blockIdx.y, blockIdx.z, blockDim.x, blockDim.y, blockDim.z, kThreads,
+          "fusedgemm: CTA %d: bad launch: block (%d,%d,%d), want (%d,1,1); grid %d, a multiple "
+          "of %d; dynamic shared memory %u bytes, want >= %d; %d kernel buffers\n",
+          blockIdx.x, blockDim.x, blockDim.y, blockDim.z, kThreads, gridDim.x, kClusterCtas,
           ptx::dynamic_smem_bytes(), Layout::kDynamicBytes, args.buffer_count);
       __trap();
     }
   }
 
-  // The stage math of the plain mainloop: acc[g] += A_g * B_g^T over each stage.
-  struct AccumulateStages {
-    Accumulators& acc;
-    __device__ void operator()(unsigned base, int stage, int /*k_step*/) {
-      mma_stage(base, stage, acc);
-    }
-  };
-
-  // Runs the mainloop of this CTA's tile into `acc` and returns the epilogue's scratch (the
-  // start of the now idle stage ring, kEpilogueScratchBytes long). `smem` is the kernel's
-  // dynamic shared memory of at least Layout::kDynamicBytes.
-  __device__ static float* run(const KernelArgs& args, unsigned char* smem, const TileCoord& tile,
-                               Accumulators& acc) {
-#pragma unroll
-    for (int g = 0; g < kGemms; ++g) {
-#pragma unroll
-      for (int i = 0; i < Frag::kCount; ++i) acc[g][i] = 0.0f;
-    }
-    AccumulateStages math{acc};
-    return pipeline(args, smem, tile, math);
-  }
-
-  // The TMA ring every mainloop shares: `math(base, stage, k_step)`, called by all 128
-  // threads once K step k_step has landed in `stage`, consumes it with wgmma (and must have
-  // waited for them) before the stage is refilled. Returns the epilogue's scratch, as run.
-  template <class StageMath>
-  __device__ static float* pipeline(const KernelArgs& args, unsigned char* smem,
-                                    const TileCoord& tile, StageMath& math) {
+  // The whole kernel: `smem` is its dynamic shared memory (at least Layout::kDynamicBytes).
+  __device__ static void run(const KernelArgs& args, unsigned char* smem) {
     if constexpr (FUSEDGEMM_KERNEL_DEBUG) {
       if (threadIdx.x == 0) check_launch(args);
     }
     const unsigned raw = ptx::smem_address(smem);
     const unsigned base = (raw + Layout::kAtomBytes - 1) & ~(Layout::kAtomBytes - 1u);
-    const bool producer = threadIdx.x == 0;
-    const int k_steps = static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK);
-
-    if (producer) {
+    const int warpgroup = static_cast<int>(threadIdx.x / kWarpgroupThreads);
+    if (threadIdx.x == 0) {
       prefetch_descriptors<0>(args);
-      for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(full_barrier(base, s), 1);
+      for (int s = 0; s < kStages; ++s) {
+        ptx::mbarrier_init(full_barrier(base, s), 1);
+        ptx::mbarrier_init(empty_barrier(base, s), Layout::kEmptyArrivals);
+      }
       ptx::fence_mbarrier_init();
     }
-    __syncthreads();  // barriers initialised before anyone waits on them
+    // Barriers initialised before anyone in the cluster waits on or arrives at them.
+    if constexpr (kClusterCtas > 1) {
+      ptx::cluster_sync();
+    } else {
+      __syncthreads();
+    }
+    if constexpr (Config::kDependentLaunch) {
+      // The previous grid's writes (our inputs, or outputs it still reads) come first; the
+      // next grid may be scheduled now, and its own wait holds it until this one completes.
+      ptx::grid_dependency_wait();
+      ptx::grid_launch_dependents();
+    }
+    const Scheduler tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group);
+    const long long first = kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x;
+    const long long step = kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x;
+    const int rank = kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
+    const int k_steps = static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK);
+    if (warpgroup == 0) {
+      ptx::setmaxnreg_dec<kProducerRegisters>();
+      if (threadIdx.x == 0) load_loop(args, base, tiles, rank, first, step, k_steps);
+    } else {
+      ptx::setmaxnreg_inc<kConsumerRegisters>();
+      const int consumer = warpgroup - 1;
+      float* scratch = reinterpret_cast<float*>(
+          smem + (base - raw) + Layout::kScratchOffset + consumer * Layout::kScratchStride);
+      mma_loop(args, base, scratch, tiles, rank, first, step, k_steps, consumer);
+    }
+  }
+};
 
-    if (producer) {
-      for (int s = 0; s < kStages && s < k_steps; ++s) load_stage(args, base, s, s, tile);
+// The stage math of the plain mainloop: acc[g] += A_g * B_g^T over each stage, one wgmma
+// group left in flight, so a stage's MMAs overlap the wait for the next one.
+template <class Kernel>
+struct AccumulateStages {
+  static constexpr int kInFlight = 1;
+  typename Kernel::Accumulators& acc;
+
+  __device__ AccumulateStages(const KernelArgs&, const TileCoord&, int,
+                              typename Kernel::Accumulators& accumulators)
+      : acc(accumulators) {}
+
+  // The first stage's first MMA overwrites the accumulators (no zeroing pass).
+  __device__ void consume(unsigned stage, int consumer, int k_step) {
+    Kernel::mma_stage(stage, consumer, k_step == 0, acc);
+    ptx::wgmma_wait_group<kInFlight>();
+  }
+
+  __device__ void finish(int k_steps) {
+    ptx::wgmma_wait_group<0>();
+    Kernel::fence_accumulators(acc);
+    if (k_steps == 0) {  // K of 0: the product is zero
+#pragma unroll
+      for (int g = 0; g < Kernel::kGemms; ++g) {
+#pragma unroll
+        for (int i = 0; i < Kernel::Frag::kCount; ++i) acc[g][i] = 0.0f;
+      }
     }
-    for (int kt = 0; kt < k_steps; ++kt) {
-      const int stage = kt % kStages;
-      wait_full(base, stage, kt);
-      math(base, stage, kt);
-      __syncthreads();  // every warp's MMAs on `stage` are done before it is refilled
-      if (producer && kt + kStages < k_steps) load_stage(args, base, stage, kt + kStages, tile);
-    }
-    // Every issued load was waited on and every MMA completed before the last barrier, so
-    // the ring is idle: the epilogue's scratch may alias it.
-    return reinterpret_cast<float*>(smem + (base - raw));
   }
 };
 

@@ -1,19 +1,23 @@
 // What a generated kernel tells the sm90 mainloop (kernels/gemm_sm90.cuh): the operand table,
-// the tile shape, the stage count; and the shared-memory layout that follows from them.
-// Device code; no host headers (NVRTC).
+// the CTA tile and how its two consumer warpgroups share it, the cluster, the stage count;
+// and the shared-memory layout that follows from them. Device code; no host headers (NVRTC).
 //
 // The generated translation unit defines one config struct of this shape:
 //
 //   struct FusedgemmConfig {
-//     static constexpr int kTileM = 128;         // 64 or 128
-//     static constexpr int kTileN = 128;         // 64 or 128
-//     static constexpr int kStages = 3;          // TMA ring depth
-//     static constexpr int kOperandCount = 2;    // distinct (buffer, role) operands
+//     static constexpr int kTileM = 128;          // CTA tile: 64, 128 or 256 rows
+//     static constexpr int kTileN = 256;          // 64 to 256 columns, a multiple of 64
+//     static constexpr auto kSplit = ConsumerSplit::kM;  // consumer c takes half the rows
+//     static constexpr int kClusterM = 1;         // CTAs of a cluster along M (sharing B)
+//     static constexpr int kClusterN = 1;         // ... along N (sharing A)
+//     static constexpr int kStages = 4;           // TMA ring depth
+//     static constexpr bool kDependentLaunch = false;  // griddepcontrol (PDL)
+//     static constexpr int kOperandCount = 2;     // distinct (buffer, role) operands
 //     static constexpr OperandSpec kOperands[kOperandCount] = {...};
 //     static constexpr int kGemmCount = 1;
 //     static constexpr int kGemmA[kGemmCount] = {0};  // operand index of each GEMM's A
 //     static constexpr int kGemmB[kGemmCount] = {1};  // ... and of its B
-//     static constexpr int kEpilogueScratchBytes = 0;
+//     static constexpr int kEpilogueScratchBytes = 0;  // per consumer warpgroup
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
@@ -28,6 +32,10 @@ namespace fusedgemm::kernels {
 enum class OperandRole : int { kA, kB };
 // kK: K is the unit-stride axis. kMN: M (for A) or N (for B) is.
 enum class OperandMajor : int { kK, kMN };
+// How the two consumer warpgroups share a CTA tile: kM, consumer c computes rows
+// [c * TileM / 2, (c + 1) * TileM / 2); kN, columns likewise. Each one's half is its
+// epilogue unit (kernels/epilogue_contract.cuh).
+enum class ConsumerSplit : int { kM, kN };
 
 struct OperandSpec {
   int param;     // index into KernelArgs::buffers (the recipe role's kernel parameter)
@@ -44,18 +52,26 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 // Shared memory of one CTA, from a base aligned to kAtomBytes (the kernel aligns the
 // dynamic shared-memory pointer up at run time; kDynamicBytes includes the slack):
 //
-//   [0, kRingBytes)           kStages stages of kStageBytes; stage s at s * kStageBytes holds
-//                             every operand's tile for one K step of kTileKBytes bytes,
-//                             operand o at operand_offset(o), in TMA's 128B-swizzled form:
-//       K-major operand:  rows(o) rows of 128 bytes (kTileK elements along K), one TMA box
-//                         {kTileK, rows(o), 1}; 8-row atoms of 1024 bytes.
+//   [0, kRingBytes)          kStages stages of kStageBytes; stage s at s * kStageBytes holds
+//                            every operand's tile for one K step of kTileKBytes bytes,
+//                            operand o at operand_offset(o), in TMA's 128B-swizzled form:
+//       K-major operand:  rows(o) rows of 128 bytes (kTileK elements along K); 8-row atoms
+//                         of 1024 bytes. TMA boxes {kTileK, load_rows(o), 1}.
 //       MN-major operand: rows(o) / 64 boxes of kMnBoxBytes, box h holding MN elements
 //                         [64h, 64h + 64) as kTileK K-rows of 128 bytes (64 elements), one
 //                         TMA box {64, kTileK, 1} each.
-//   [0, kEpilogueScratchBytes) the epilogue's scratch ALIASES the ring: the mainloop returns
-//                             only after every issued load landed and every wgmma completed.
-//   [kBarrierOffset, +8 * kStages) one "full" mbarrier per stage (arrival count 1: thread 0's
-//                             arrive.expect_tx; the TMA bytes complete the phase).
+//                         An operand the cluster shares (shared(o)) is loaded in parts: the
+//                         CTA of rank r loads rows [r * load_rows(o), (r + 1) * load_rows(o))
+//                         and multicasts them to every CTA of the cluster.
+//   [kScratchOffset, + 2 * kScratchStride)  consumer c's epilogue scratch at
+//                            kScratchOffset + c * kScratchStride (kEpilogueScratchBytes of it;
+//                            never aliases the ring: the producer fills the next tile's
+//                            stages while the consumers run the epilogue)
+//   [kBarrierOffset, + 8 * kStages)  "full" mbarrier per stage: 1 arrival (the producer's
+//                            arrive.expect_tx) plus kStageBytes of TMA transactions
+//   [kBarrierOffset + 8 * kStages, + 8 * kStages)  "empty" mbarrier per stage:
+//                            kEmptyArrivals arrivals, one per consumer warpgroup of every
+//                            CTA of the cluster (each reads the stage, each CTA refills it)
 template <class Config>
 struct GemmSm90Layout {
   // One 128-byte row per K step: the widest TMA swizzle span and wgmma's 128B layout.
@@ -70,8 +86,25 @@ struct GemmSm90Layout {
   static constexpr int kMnBoxElems = kSwizzleBytes / kElementBytes;
   static constexpr int kMnBoxBytes = kTileK * kSwizzleBytes;
 
+  static constexpr int kConsumers = 2;
+  static constexpr bool kSplitM = Config::kSplit == ConsumerSplit::kM;
+  static constexpr int kUnitM = kSplitM ? Config::kTileM / kConsumers : Config::kTileM;
+  static constexpr int kUnitN = kSplitM ? Config::kTileN : Config::kTileN / kConsumers;
+  static constexpr int kClusterCtas = Config::kClusterM * Config::kClusterN;
+  static constexpr int kEmptyArrivals = kConsumers * kClusterCtas;
+
   __host__ __device__ static constexpr int rows(int o) {
     return Config::kOperands[o].role == OperandRole::kA ? Config::kTileM : Config::kTileN;
+  }
+  // The CTAs of a cluster along M compute tiles of one N range, so they read the same rows
+  // of every B; along N, of every A.
+  __host__ __device__ static constexpr bool shared(int o) {
+    return Config::kOperands[o].role == OperandRole::kA ? Config::kClusterN > 1
+                                                        : Config::kClusterM > 1;
+  }
+  // The rows of operand o one CTA loads per stage.
+  __host__ __device__ static constexpr int load_rows(int o) {
+    return shared(o) ? rows(o) / kClusterCtas : rows(o);
   }
   __host__ __device__ static constexpr int operand_bytes(int o) { return rows(o) * kTileKBytes; }
   __host__ __device__ static constexpr int operand_offset(int o) {
@@ -79,27 +112,45 @@ struct GemmSm90Layout {
     for (int i = 0; i < o; ++i) offset += operand_bytes(i);
     return offset;
   }
+  __host__ __device__ static constexpr bool parts_tile(int o) {
+    return Config::kOperands[o].major == OperandMajor::kK ? load_rows(o) % 8 == 0
+                                                          : load_rows(o) % kMnBoxElems == 0;
+  }
+  __host__ __device__ static constexpr bool every_part_tiles() {
+    for (int o = 0; o < Config::kOperandCount; ++o) {
+      if (shared(o) && !parts_tile(o)) return false;
+    }
+    return true;
+  }
+
   static constexpr int kStageBytes = operand_offset(Config::kOperandCount);
   static constexpr int kRingBytes = kStageBytes * Config::kStages;
-  static constexpr int kBarrierOffset =
-      ((kRingBytes > Config::kEpilogueScratchBytes ? kRingBytes : Config::kEpilogueScratchBytes) +
-       7) /
-      8 * 8;
-  static constexpr int kBytes = kBarrierOffset + 8 * Config::kStages;
+  static constexpr int kScratchOffset = kRingBytes;
+  static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
+  static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
+  static constexpr int kBytes = kBarrierOffset + 16 * Config::kStages;
   static constexpr int kDynamicBytes = kBytes + kAtomBytes;  // + slack to align the base up
   // Hopper's per-block dynamic shared-memory limit (227 KB, CUDA C++ Programming Guide,
   // compute capability 9.0).
   static constexpr int kMaxDynamicBytes = 227 * 1024;
 
-  static_assert(Config::kTileM == 64 || Config::kTileM == 128,
-                "TileM must be 64 or 128: change choose_kernel_config");
-  static_assert(Config::kTileN == 64 || Config::kTileN == 128,
-                "TileN must be 64 or 128 (the wgmma wrapper's N): change choose_kernel_config");
-  static_assert(Config::kStages >= 1, "kStages must be at least 1: change choose_kernel_config");
+  static_assert(Config::kTileM == 64 || Config::kTileM == 128 || Config::kTileM == 256,
+                "TileM must be 64, 128 or 256: change choose_kernel_config");
+  static_assert(kUnitM % 64 == 0, "each consumer's rows must be whole 64-row wgmma groups");
+  static_assert(ptx::wgmma_n_supported(kUnitN),
+                "each consumer's columns must be a wgmma N the wrapper covers (64, 128, 192, "
+                "256): change choose_kernel_config");
+  static_assert(Config::kTileN % 64 == 0,
+                "TileN must be a multiple of 64 (whole MN-major boxes): change "
+                "choose_kernel_config");
+  static_assert(Config::kStages >= 2, "kStages must be at least 2: change choose_kernel_config");
   static_assert(Config::kOperandCount >= 2 && Config::kOperandCount <= kMaxTmaDescriptors,
                 "one TMA descriptor per operand: at most kMaxTmaDescriptors operands");
   static_assert(kStageBytes % kAtomBytes == 0,
                 "every operand tile must span whole 1024-byte swizzle atoms: rows multiple of 8");
+  static_assert(every_part_tiles(),
+                "a shared operand splits into whole atoms (K-major) or boxes (MN-major) per "
+                "CTA: change the cluster in choose_kernel_config");
   static_assert(kDynamicBytes <= kMaxDynamicBytes,
                 "shared memory over 227 KB: lower kStages or the tile in choose_kernel_config");
 };

@@ -48,6 +48,8 @@ struct KernelArgs {
   void* workspace;  // the call's workspace (tap counters and partials), or null
   // This launch's epoch: tags the tap counters, so they never need zeroing (tap_commit.cuh).
   unsigned long long epoch;
+  // Cluster-tile rows per band of the persistent grid's tile order (tile_scheduler.cuh).
+  long long raster_group;
   int buffer_count;
   BufferArg buffers[kMaxKernelBuffers];
   TapWorkspace taps[kMaxKernelBuffers];  // per kernel parameter; read for taps only

@@ -1,10 +1,12 @@
-// The CTA side of a tap. After the generated epilogue has folded each thread's values into
-// per-thread partials (one per row slot, per column slot, or one for the tile), these
-// functions reduce them inside the CTA and store the CTA's partial into its own slot of the
-// workspace (no atomics on data); every CTA then arrives on its reduction group's counter,
-// and the last CTA of a group folds the group's partials in a fixed order (bit-identical run
-// to run), finishes them (norm2: square root) and stores the tap elements. All 128 consumer
-// threads call every function here (they contain warp shuffles and named barriers).
+// The unit side of a tap (a unit: one consumer warpgroup's half of a CTA tile,
+// epilogue_contract.cuh; "CTA" below means the unit). After the generated epilogue has
+// folded each thread's values into per-thread partials (one per row slot, per column slot,
+// or one for the tile), these functions reduce them inside the CTA and store the CTA's
+// partial into its own slot of the workspace (no atomics on data); every CTA then arrives on
+// its reduction group's counter, and the last CTA of a group folds the group's partials in a
+// fixed order (bit-identical run to run), finishes them (norm2: square root) and stores the
+// tap elements. All 128 threads of the consumer warpgroup call every function here (they
+// contain warp shuffles and named barriers).
 // Device code; no host headers (NVRTC).
 //
 // Reduction group: the CTAs whose tiles reduce into the same tap elements. Along each tile
@@ -30,10 +32,8 @@
 
 namespace fusedgemm::kernels {
 
-// The epilogue runs on the one consumer warpgroup; its CTA-wide steps synchronize on this
-// named barrier, so the mainloop must not use barrier 1 while the epilogue runs (0 is
-// __syncthreads).
-inline constexpr int kEpilogueBarrierId = 1;
+// The epilogue runs on one consumer warpgroup per unit; its warpgroup-wide steps
+// synchronize on that warpgroup's named barrier (epilogue_contract.cuh).
 inline constexpr int kEpilogueThreads = 128;
 
 // A counter word is (epoch << kTapCountBits) | arrivals. 24 bits of count hold a group of
@@ -55,7 +55,7 @@ inline constexpr unsigned long long kTapCountMask = (1ull << kTapCountBits) - 1u
 inline constexpr unsigned long long kTapEpochMask = (1ull << (64 - kTapCountBits)) - 1ull;
 
 __device__ __forceinline__ void epilogue_barrier() {
-  ptx::bar_sync(kEpilogueBarrierId, kEpilogueThreads);
+  ptx::bar_sync(epilogue_barrier_id(), kEpilogueThreads);
 }
 
 template <int N>

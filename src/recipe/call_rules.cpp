@@ -203,30 +203,39 @@ std::string extent_explain(const Recipe& recipe, const CallView& view, int role)
 // --- grid_extent ------------------------------------------------------------------------
 
 namespace {
-// CUDA grid limits (CUDA C++ Programming Guide, "Compute Capabilities"): the launch is
-// (ceil(N / tile_n), ceil(M / tile_m), batch), and y and z are at most 65535.
-constexpr std::int64_t kMaxGridYZ = 65535;
-constexpr std::int64_t kMaxGridX = 2147483647;
+// The persistent grid walks batch x ceil(M / tile_m) x ceil(N / tile_n) tiles by a 64-bit
+// index (kernels/tile_scheduler.cuh), and TMA takes 32-bit signed coordinates: every tile's
+// last row and column, and the batch, must fit them.
+constexpr std::int64_t kMaxCoordinate = 2147483647;
+constexpr std::int64_t kMaxTileIndex = std::int64_t{1} << 62;
 
 std::int64_t tiles(std::int64_t extent, int tile) {
   return (extent + tile - 1) / tile;
 }
+
+bool grid_fits(const Recipe& recipe, const fusion::ProblemShape& p) {
+  const auto& c = recipe.config;
+  if (p.m > kMaxCoordinate - c.tile_m || p.n > kMaxCoordinate - c.tile_n ||
+      p.batch > kMaxCoordinate) {
+    return false;
+  }
+  const std::int64_t per_batch = tiles(p.m, c.tile_m) * tiles(p.n, c.tile_n);
+  return per_batch == 0 || p.batch <= kMaxTileIndex / per_batch;
+}
 }  // namespace
 
 int grid_extent_violation(const Recipe& recipe, const CallView& view) noexcept {
-  const auto& p = view.layout->problem;
-  const bool ok = tiles(p.n, recipe.config.tile_n) <= kMaxGridX &&
-                  tiles(p.m, recipe.config.tile_m) <= kMaxGridYZ && p.batch <= kMaxGridYZ;
-  return ok ? -1 : 0;
+  return grid_fits(recipe, view.layout->problem) ? -1 : 0;
 }
 
 std::string grid_extent_explain(const Recipe& recipe, const CallView& view, int) {
   const auto& p = view.layout->problem;
+  const auto& c = recipe.config;
   return fmt::format(
-      "grid_extent: the call's {} needs a grid of ({}, {}, {}) CTAs of {}x{}; "
-      "legal: M <= {} and batch <= {}",
-      problem_str(p), tiles(p.n, recipe.config.tile_n), tiles(p.m, recipe.config.tile_m), p.batch,
-      recipe.config.tile_m, recipe.config.tile_n, kMaxGridYZ * recipe.config.tile_m, kMaxGridYZ);
+      "grid_extent: the call's {} has ({}, {}, {}) tiles of {}x{}; legal: M at most {} and N at "
+      "most {} (TMA coordinates are 32-bit), batch at most {}, and fewer than 2^62 tiles",
+      problem_str(p), p.batch, tiles(p.m, c.tile_m), tiles(p.n, c.tile_n), c.tile_m, c.tile_n,
+      kMaxCoordinate - c.tile_m, kMaxCoordinate - c.tile_n, kMaxCoordinate);
 }
 
 // --- aux_broadcast ----------------------------------------------------------------------

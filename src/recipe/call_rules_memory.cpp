@@ -165,13 +165,13 @@ std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
   std::string taps;
   for (int t = 0; t < needed.tap_count; ++t) {
     const auto& tap = needed.taps[t];
-    taps += fmt::format("{}'{}' {} group(s) of {} CTA(s)", t == 0 ? "" : ", ",
+    taps += fmt::format("{}'{}' {} group(s) of {} unit(s)", t == 0 ? "" : ", ",
                         recipe.roles[tap.role].name, tap.groups, tap.group_ctas);
   }
   return fmt::format(
       "workspace: workspace of {} bytes at {} for a call of {} (taps: {}); needed: {} bytes; "
       "legal: at least the {} bytes Plan::workspace_bytes(pack) gives, {}-byte aligned, with "
-      "at most {} CTAs per tap reduction group",
+      "at most {} epilogue units (consumer warpgroup tiles) per tap reduction group",
       view.workspace_bytes, view.workspace, problem_str(view.layout->problem), taps, needed.bytes,
       needed.bytes, kWorkspaceAlignmentBytes, kMaxTapGroupCtas);
 }

@@ -1,22 +1,168 @@
 #include "recipe/kernel_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
 namespace {
 
-// Each thread of the one warpgroup holds tile_m * tile_n / 128 fp32 accumulators per GEMM;
-// past 128 of them too few of the 255 registers remain for the rest of the kernel.
-constexpr int kMaxAccumulatorsPerThread = 128;
-// Ring bytes that still let two CTAs share one SM (228 KB each, less 1 KB reserved per CTA
-// and the kernel's 1 KB alignment slack), so one CTA's MMA waits overlap the other's.
-constexpr std::int64_t kTwoCtaRingBytes = 110 * 1024;
+// Accumulators one consumer thread holds per GEMM: unit_m * unit_n / 128. Past 128 (with a
+// block-scaled mainloop's second fragment counted) too few of the consumer's 232 registers
+// remain for addresses and the epilogue.
+constexpr int kMaxAccumulators = 128;
+// Accumulators plus the epilogue's per-thread arrays (a quantized output's held values, a
+// tap's per-row and per-column partials): what 232 registers hold without spills (ptxas
+// 13.0 on every example, tests/api/kernel_compile_test.cpp). A preference, not a limit: a
+// program past it at every tile (many column taps) takes the tile holding the fewest, and
+// may spill.
+constexpr int kMaxHeldFloats = 160;
 constexpr int kMinStages = 2;  // one stage loading while one is read
-constexpr int kMaxStages = 4;  // loads 3 steps ahead already hide global latency
+constexpr int kMaxStages = 8;  // past ~4 K steps of look-ahead the loads are hidden anyway
 // K bytes per stage: one 128-byte swizzled row.
 constexpr int kTileKBytes = 128;
+// Hopper's per-block dynamic shared-memory limit (227 KB), less the kernel's 1 KB
+// alignment slack and two 8-byte barriers per stage.
+constexpr std::int64_t kMaxDynamicBytes = 227 * 1024;
+constexpr std::int64_t kSlackBytes = 1024;
+constexpr std::int64_t kBarrierBytesPerStage = 16;
+constexpr int kThreadsPerConsumer = 128;
+// The wgmma N the kernel's wrapper covers (kernels/ptx/wgmma.cuh).
+constexpr int kUnitWidths[] = {64, 128, 192, 256};
+
+// Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share
+// (Hopper: 32 banks of 4 bytes), and the MMA work an SM does per clock (dense 16-bit).
+constexpr double kSharedBytesPerClock = 128.0;
+constexpr double kMmaFlopsPerClock = 4096.0;
+// What a 2-CTA cluster's multicast saves per K step: half the L2 reads of the shared
+// operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
+// measured +5-10% for the cluster step.
+constexpr double kClusterDiscount = 0.95;
+
+struct TileShape {
+  int tile_m;
+  int tile_n;
+  ConsumerSplit split;
+};
+// Candidates, largest first; a tie keeps the earlier one, so 64-row tiles (both consumers
+// on rows a small M has) come before 128x64.
+constexpr TileShape kTiles[] = {
+    {128, 256, ConsumerSplit::kM}, {256, 128, ConsumerSplit::kM}, {128, 192, ConsumerSplit::kM},
+    {128, 128, ConsumerSplit::kM}, {64, 256, ConsumerSplit::kN},  {64, 128, ConsumerSplit::kN},
+    {128, 64, ConsumerSplit::kM},
+};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool block_scaled(const fusion::FusionProgram& program) {
+  return !program.operands.empty() && program.operands[0].block_scale.has_value();
+}
+
+int gemm_count(const fusion::FusionProgram& program) {
+  return std::max<int>(1, static_cast<int>(program.gemms.size()));
+}
+
+// Floats a consumer thread holds across the epilogue besides the accumulators.
+int epilogue_floats(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const int per_thread = c.unit_m() * c.unit_n() / kThreadsPerConsumer;
+  int floats = static_cast<int>(program.quantized_outputs.size()) * per_thread;
+  for (const auto& tap : program.taps) {
+    if (tap.reduce_m && !tap.reduce_n) floats += c.unit_n() / 4;  // FragmentSlots::kCols
+    if (tap.reduce_n && !tap.reduce_m) floats += c.unit_m() / 32;  // kRows
+    if (tap.reduce_m && tap.reduce_n) floats += 1;
+  }
+  return floats;
+}
+
+// Floats a consumer thread holds across the epilogue: accumulators (two fragments each when
+// block-scaled) and the epilogue's arrays.
+int held_floats(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const int fragments = block_scaled(program) ? 2 : 1;
+  return fragments * gemm_count(program) * c.unit_m() * c.unit_n() / kThreadsPerConsumer +
+         epilogue_floats(program, c);
+}
+
+bool k_major(const fusion::Operand& op) {
+  return op.major == fusion::Major::kK;
+}
+
+// The smallest integer K step in elements (tile_k) for the operands' type.
+int tile_k_of(const fusion::FusionProgram& program) {
+  if (program.operands.empty()) return 64;
+  const DataType type = program.buffers[program.operands[0].buffer].data_type;
+  return static_cast<int>(8 * kTileKBytes / std::max(1, bits_of(type)));
+}
+
+int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, c));
+  const std::int64_t room = kMaxDynamicBytes - kSlackBytes -
+                            KernelConfig::kConsumers * epilogue_scratch_bound(program, c);
+  return static_cast<int>(std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
+}
+
+// Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K): the larger of its
+// MMA work and its shared-memory traffic (each consumer's wgmma read A's rows once per
+// 64-row group and B's unit once per group; TMA writes every operand tile once).
+double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const int gemms = gemm_count(program);
+  const double groups = c.unit_m() / 64.0;
+  const double reads =
+      KernelConfig::kConsumers * gemms * groups * (64.0 * 32.0 + c.unit_n() * 32.0);
+  const double writes = stage_bytes(program, c) * (32.0 / kTileKBytes);
+  const double mma = 2.0 * gemms * c.tile_m * c.tile_n * 16.0 / kMmaFlopsPerClock;
+  return std::max(mma, (reads + writes) / kSharedBytesPerClock);
+}
+
+// The model's time for the declared problem: waves of cluster tiles over the resident
+// clusters, each tile its K steps at step_clocks plus its epilogue.
+double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const auto& p = program.problem;
+  const std::int64_t tiles_m = ceil_div(std::max<std::int64_t>(1, p.m), c.tile_m);
+  const std::int64_t tiles_n = ceil_div(std::max<std::int64_t>(1, p.n), c.tile_n);
+  const std::int64_t cluster_tiles = std::max<std::int64_t>(1, p.batch) *
+                                     ceil_div(tiles_m, c.cluster_m) *
+                                     ceil_div(tiles_n, c.cluster_n);
+  // With no multiprocessor count, the tiles run one after another on one multiprocessor.
+  const double waves =
+      c.sm_count > 0
+          ? static_cast<double>(ceil_div(cluster_tiles, std::max(1, c.sm_count / c.cluster_ctas())))
+          : static_cast<double>(cluster_tiles * c.cluster_ctas());
+  const double k16 = static_cast<double>(ceil_div(std::max<std::int64_t>(1, p.k), c.tile_k)) *
+                     (kTileKBytes / 32.0);
+  const double outputs = static_cast<double>(program.outputs.size() + program.aux.size() +
+                                             program.taps.size() + 1);
+  const double epilogue = c.unit_m() * c.unit_n() * outputs / 32.0;
+  const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
+  return waves * (k16 * step_clocks(program, c) * discount + epilogue);
+}
+
+// A 2-CTA cluster where the tiles come in pairs: along M (B shared) when there are M tiles
+// to pair, else along N.
+void choose_cluster(const fusion::FusionProgram& program, KernelConfig& c) {
+  c.cluster_m = 1;
+  c.cluster_n = 1;
+  const std::int64_t tiles_m = ceil_div(std::max<std::int64_t>(1, program.problem.m), c.tile_m);
+  const std::int64_t tiles_n = ceil_div(std::max<std::int64_t>(1, program.problem.n), c.tile_n);
+  KernelConfig pair = c;
+  if (tiles_m >= 2) {
+    pair.cluster_m = 2;
+  } else if (tiles_n >= 2) {
+    pair.cluster_n = 2;
+  } else {
+    return;
+  }
+  if (!config_violation(program, pair) &&
+      estimated_clocks(program, pair) < estimated_clocks(program, c)) {
+    c = pair;
+  }
+}
 
 }  // namespace
 
@@ -29,40 +175,167 @@ std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfi
   return bytes;
 }
 
-// Tiles: 128x128 for one GEMM; TileN 64 for two GEMMs and 64x64 for more, so the
-// accumulators of every GEMM fit the register budget; TileM 64 when M is small, so a
-// decode-time M does not leave most of a 128-row tile idle, and for quantized outputs.
-// Block-scaled operands: 64x128 for one GEMM (64x64 for two), see below.
-KernelConfig choose_kernel_config(const fusion::FusionProgram& program) {
-  KernelConfig config;
-  const int gemms = std::max<int>(1, static_cast<int>(program.gemms.size()));
-  // A block-scaled mainloop holds two fp32 fragments per GEMM: the running sum and the
-  // current K block's partial sum (kernels/gemm_sm90_block_scale.cuh). 128x128 would need
-  // 256 registers for them; 64x128 needs 128, keeps wgmma at its widest N (m64n128k32: one
-  // B read per A row group) and puts a tile's columns in one 128-column scale block of B,
-  // so a K block needs one B scale per CTA and two A scales per thread.
-  const bool block_scaled = !program.operands.empty() && program.operands[0].block_scale;
-  const int fragments = block_scaled ? 2 : 1;
-  if (program.problem.m <= 64 || block_scaled) config.tile_m = 64;
-  if (gemms > 1) config.tile_n = 64;
-  // A block-quantized output keeps every value of its row blocks live until the block's
-  // amax is known: at 128x128 that spilled (255 registers, 112 bytes, ptxas, 2026-12-02),
-  // at 64 rows it does not. The block runs along N, so N keeps its width.
-  if (!program.quantized_outputs.empty()) config.tile_m = 64;
-  while (fragments * gemms * config.tile_m * config.tile_n / config.threads >
-             kMaxAccumulatorsPerThread &&
-         config.tile_m > 64) {
-    config.tile_m /= 2;
+std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
+                                    const KernelConfig& config) {
+  if (program.taps.empty()) return 0;
+  // A staging area of 4 warps x unit_n floats, then each tap's staged partial (at most a
+  // unit's rows or columns, or 4 floats), codegen/epilogue_plan.cpp.
+  const std::int64_t widest = std::max({config.unit_m(), config.unit_n(), 4});
+  const std::int64_t floats =
+      4 * std::int64_t{config.unit_n()} + widest * static_cast<std::int64_t>(program.taps.size());
+  return floats * 4;
+}
+
+std::optional<std::string> config_violation(const fusion::FusionProgram& program,
+                                            const KernelConfig& c) {
+  const int gemms = gemm_count(program);
+  const int fragments = block_scaled(program) ? 2 : 1;
+  const std::string tile = fmt::format("tile {}x{} split {}", c.tile_m, c.tile_n,
+                                       c.split == ConsumerSplit::kM ? "M" : "N");
+  const bool widths = std::find(std::begin(kUnitWidths), std::end(kUnitWidths), c.unit_n()) !=
+                      std::end(kUnitWidths);
+  if (c.tile_m <= 0 || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 64 != 0 || !widths ||
+      c.tile_m > 256) {
+    return fmt::format(
+        "{}: each consumer's half is {}x{}; legal: halves of whole 64-row groups, 64, 128, 192 "
+        "or 256 columns wide (the wgmma N), tile_m at most 256 and tile_n a multiple of 64",
+        tile, c.unit_m(), c.unit_n());
   }
-  if (!program.operands.empty()) {
-    const DataType type = program.buffers[program.operands[0].buffer].data_type;
-    const std::int64_t elems = 8 * kTileKBytes / std::max(1, bits_of(type));
-    config.tile_k = static_cast<int>(elems);
+  const int accumulators = fragments * gemms * c.unit_m() * c.unit_n() / kThreadsPerConsumer;
+  if (accumulators > kMaxAccumulators) {
+    return fmt::format(
+        "{}: {} GEMM(s) x {} fragment(s) x {} accumulators per consumer thread; legal: at most "
+        "{}",
+        tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer, kMaxAccumulators);
   }
-  const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, config));
-  config.stages =
-      static_cast<int>(std::clamp<std::int64_t>(kTwoCtaRingBytes / stage, kMinStages, kMaxStages));
-  return config;
+  if (block_scaled(program) && (c.split != ConsumerSplit::kM || (c.tile_n != 64 && c.tile_n != 128))) {
+    return fmt::format(
+        "{}: block-scaled operands; legal: row halves and tile_n 64 or 128 (a tile's columns "
+        "in one 128-column scale block of B)",
+        tile);
+  }
+  for (const auto& q : program.quantized_outputs) {
+    if (q.block_cols <= 0 || c.unit_n() % q.block_cols != 0) {
+      return fmt::format(
+          "{}: quantized output '{}' has blocks of 1x{}; legal: a consumer's {} columns a "
+          "multiple of the block",
+          tile, program.buffers[q.buffer].name, q.block_cols, c.unit_n());
+    }
+  }
+  if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
+    return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);
+  }
+  for (const auto& op : program.operands) {
+    const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;
+    if (!shared) continue;
+    const int rows = (op.role == Role::kA ? c.tile_m : c.tile_n) / c.cluster_ctas();
+    const int element_bytes = std::max(1, bits_of(program.buffers[op.buffer].data_type) / 8);
+    const int box = kTileKBytes / element_bytes;  // elements of an MN-major box
+    if (k_major(op) ? rows % 8 != 0 : rows % box != 0) {
+      return fmt::format(
+          "cluster {}x{} with {}: each CTA loads {} rows of {} '{}'; legal: a multiple of {} "
+          "({})",
+          c.cluster_m, c.cluster_n, tile, rows, to_string(op.role),
+          program.buffers[op.buffer].name, k_major(op) ? 8 : box,
+          k_major(op) ? "whole swizzle atoms" : "whole MN-major boxes");
+    }
+  }
+  const int most = max_stages(program, c);
+  if (c.stages < kMinStages || c.stages > most) {
+    return fmt::format(
+        "{}: {} stages of {} bytes; legal: {} to {} (227 KB of shared memory with the "
+        "epilogue's {} bytes per consumer)",
+        tile, c.stages, stage_bytes(program, c), kMinStages, std::max(kMinStages, most),
+        epilogue_scratch_bound(program, c));
+  }
+  return std::nullopt;
+}
+
+Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, int sm_count,
+                                          const KernelTuning& tuning) {
+  KernelConfig base;
+  base.tile_k = tile_k_of(program);
+  base.sm_count = std::max(0, sm_count);
+  base.dependent_launch = tuning.dependent_launch;
+  // The candidates that agree with every tuned tile field, or the tuned tile alone.
+  std::vector<TileShape> shapes;
+  for (const TileShape& shape : kTiles) {
+    if (tuning.tile_m && *tuning.tile_m != shape.tile_m) continue;
+    if (tuning.tile_n && *tuning.tile_n != shape.tile_n) continue;
+    if (tuning.split_n && *tuning.split_n != (shape.split == ConsumerSplit::kN)) continue;
+    shapes.push_back(shape);
+  }
+  if (shapes.empty()) {
+    shapes.push_back({tuning.tile_m.value_or(128), tuning.tile_n.value_or(256),
+                      tuning.split_n.value_or(false) ? ConsumerSplit::kN : ConsumerSplit::kM});
+  }
+  std::optional<KernelConfig> best;
+  std::optional<std::string> first_violation;
+  double best_clocks = std::numeric_limits<double>::infinity();
+  int best_excess = std::numeric_limits<int>::max();  // held floats past kMaxHeldFloats
+  for (const TileShape& shape : shapes) {
+    KernelConfig c = base;
+    c.tile_m = shape.tile_m;
+    c.tile_n = shape.tile_n;
+    c.split = shape.split;
+    c.stages = tuning.stages.value_or(std::max(kMinStages, max_stages(program, c)));
+    if (tuning.cluster_m || tuning.cluster_n) {
+      c.cluster_m = tuning.cluster_m.value_or(1);
+      c.cluster_n = tuning.cluster_n.value_or(1);
+    } else {
+      choose_cluster(program, c);
+    }
+    if (const auto why = config_violation(program, c)) {
+      if (!first_violation) first_violation = why;
+      continue;
+    }
+    // Within the register budget first, then the fastest.
+    const int excess = std::max(0, held_floats(program, c) - kMaxHeldFloats);
+    const double clocks = estimated_clocks(program, c);
+    if (excess < best_excess || (excess == best_excess && clocks < best_clocks)) {
+      best = c;
+      best_clocks = clocks;
+      best_excess = excess;
+    }
+  }
+  if (!best) {
+    const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.cluster_m ||
+                       tuning.cluster_n || tuning.stages;
+    // Untuned, no shape fits the program (a generator limit: the graph is declined); tuned,
+    // the caller asked for what the kernel cannot take.
+    return Status(tuned ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,
+                  fmt::format("{}: graph '{}': no kernel shape fits{}: {}",
+                              tuned ? "kernel_tuning" : "kernel_config", program.graph_name,
+                              tuned ? " the tuning" : "", first_violation.value_or("none")));
+  }
+  return *best;
+}
+
+std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape& problem,
+                          std::int64_t clusters) {
+  const std::int64_t tiles_m = ceil_div(std::max<std::int64_t>(1, problem.m), config.tile_m);
+  const std::int64_t rows = ceil_div(tiles_m, config.cluster_m);
+  // `clusters` run g rows x clusters / g columns of cluster tiles at once: the panels they
+  // read are g * (cluster_m * tile_m) rows of A and (clusters / g) * (cluster_n * tile_n)
+  // rows of B, least at g = sqrt(clusters * height_n / height_m).
+  const double height_m = static_cast<double>(config.cluster_m) * config.tile_m;
+  const double height_n = static_cast<double>(config.cluster_n) * config.tile_n;
+  const double g = std::sqrt(static_cast<double>(std::max<std::int64_t>(1, clusters)) *
+                             height_n / height_m);
+  return std::clamp<std::int64_t>(std::llround(g), 1, std::max<std::int64_t>(1, rows));
+}
+
+std::string describe(const KernelConfig& c) {
+  const std::string cluster =
+      c.cluster_ctas() == 1
+          ? "no cluster"
+          : fmt::format("cluster {}x{} ({} multicast)", c.cluster_m, c.cluster_n,
+                        c.cluster_m > 1 ? "B" : "A");
+  return fmt::format(
+      "tile {}x{}x{} ({} consumers of {}x{}), {}, {} stages, persistent grid, grouped tile "
+      "order, direct-store epilogue{}",
+      c.tile_m, c.tile_n, c.tile_k, KernelConfig::kConsumers, c.unit_m(), c.unit_n(), cluster,
+      c.stages, c.dependent_launch ? ", programmatic dependent launch" : "");
 }
 
 }  // namespace fusedgemm::recipe

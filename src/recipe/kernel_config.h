@@ -1,20 +1,44 @@
-// The tile configuration of a fused kernel, chosen from the problem at build.
+// The shape of a fused kernel — CTA tile, how its two consumer warpgroups share it, cluster,
+// ring depth — chosen at build by a cost model over the declared problem and the device's
+// multiprocessor count (kernels/gemm_sm90.cuh is the kernel it shapes).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
+#include "fusedgemm/plan.h"
+#include "fusedgemm/status.h"
 #include "fusion/fusion_program.h"
 
 namespace fusedgemm::recipe {
 
+// How the two consumer warpgroups share a CTA tile (kernels::ConsumerSplit): each takes half
+// the rows (kM) or half the columns (kN); that half is its epilogue unit.
+enum class ConsumerSplit : std::uint8_t { kM, kN };
+
 struct KernelConfig {
-  int tile_m = 128;  // 64 or 128: one or two wgmma row groups
-  int tile_n = 128;  // 64 or 128: the wgmma N
+  static constexpr int kConsumers = 2;  // consumer warpgroups; one producer warpgroup besides
+
+  int tile_m = 128;  // CTA tile rows: 64 (split kN), 128 or 256
+  int tile_n = 256;  // CTA tile columns: 64 to 256, a multiple of 64
   int tile_k = 64;   // elements of K per stage: 128 bytes (64 for 16-bit types, 128 for fp8)
   int stages = 4;    // depth of the shared-memory ring TMA fills
-  int threads = 128;
+  ConsumerSplit split = ConsumerSplit::kM;
+  int cluster_m = 1;  // CTAs of a cluster along M (they share B, multicast)
+  int cluster_n = 1;  // ... along N (they share A)
+  bool dependent_launch = false;  // programmatic dependent launch (griddepcontrol)
+  int threads = 128 * (1 + kConsumers);
+  // The multiprocessor count the cost model planned waves over: the device's, 0 where it
+  // has none (the host device).
+  int sm_count = 0;
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
+
+  // One consumer's half of the tile: the epilogue's unit (kernels/epilogue_contract.cuh).
+  int unit_m() const noexcept { return split == ConsumerSplit::kM ? tile_m / kConsumers : tile_m; }
+  int unit_n() const noexcept { return split == ConsumerSplit::kM ? tile_n : tile_n / kConsumers; }
+  int cluster_ctas() const noexcept { return cluster_m * cluster_n; }
   bool operator==(const KernelConfig&) const = default;
 };
 
@@ -22,6 +46,32 @@ struct KernelConfig {
 // rows) of tile_k elements.
 std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfig& config);
 
-KernelConfig choose_kernel_config(const fusion::FusionProgram& program);
+// The most shared memory the generated epilogue asks per consumer warpgroup for a unit of
+// the config (its taps' staging, codegen/epilogue_plan.h): the ring's stages are counted
+// after it.
+std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
+                                    const KernelConfig& config);
+
+// Why the kernel cannot take `config` for `program` (accumulators past the register budget,
+// a unit no wgmma covers, a cluster that cannot split its shared operand, shared memory past
+// 227 KB, ...), with the numbers and what is legal; nullopt when it can.
+std::optional<std::string> config_violation(const fusion::FusionProgram& program,
+                                            const KernelConfig& config);
+
+// The cost model's pick for the declared problem on a device of `sm_count` multiprocessors
+// (0: unknown), with `tuning`'s fields in place of its own where set. Fails with
+// kInvalidArgument when the tuning names a config the kernel cannot take.
+Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, int sm_count,
+                                          const KernelTuning& tuning = {});
+
+// The raster band of the persistent grid's tile order (kernels/tile_scheduler.cuh) for a
+// launch of `clusters` resident clusters: the band height, in cluster-tile rows, that
+// minimises the row panels of A plus the column panels of B the resident clusters read.
+std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape& problem,
+                          std::int64_t clusters);
+
+// "tile 128x256x64 (2 consumers of 64x256), cluster 2x1 (B multicast), 4 stages, persistent
+// grid, grouped tile order, direct-store epilogue".
+std::string describe(const KernelConfig& config);
 
 }  // namespace fusedgemm::recipe

@@ -45,10 +45,11 @@ std::string to_string(const Recipe& recipe) {
       unfused ? fmt::format("recipe for '{}': unfused, declared batch {}\ncaller buffers (role):\n",
                             recipe.program->graph_name, p.batch)
               : fmt::format(
-                    "recipe for '{}': declared batch {} M {} N {} K {}; tile {}x{}x{}, {} stages, "
-                    "{} threads\nargument plan (kernel parameter: role):\n",
-                    recipe.program->graph_name, p.batch, p.m, p.n, p.k, c.tile_m, c.tile_n,
-                    c.tile_k, c.stages, c.threads);
+                    "recipe for '{}': declared batch {} M {} N {} K {}\nkernel: {}; {} threads "
+                    "(1 producer, {} consumer warpgroups), planned for {} multiprocessors\n"
+                    "argument plan (kernel parameter: role):\n",
+                    recipe.program->graph_name, p.batch, p.m, p.n, p.k, describe(c), c.threads,
+                    KernelConfig::kConsumers, c.sm_count);
   for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
     const auto& r = recipe.roles[i];
     out += fmt::format(

@@ -430,7 +430,7 @@ constexpr std::array kRules = {
     FG_CALL_ROW(batch, false, "each batch is the call's, or 1 where the role broadcasts"),
     FG_CALL_ROW(extent, false, "extents follow the call's M, N and K (scales: per block)"),
     FG_CALL_ROW(grid_extent, false,
-                "the launch grid fits CUDA's limits (M <= 65535 tiles, batch <= 65535)"),
+                "the tiles fit 32-bit TMA coordinates and the grid's 64-bit tile index"),
     FG_CALL_ROW(aux_broadcast, false, "aux extents fit the declared broadcast mode"),
     FG_CALL_ROW(major, false, "unit stride on the axis the plan was built contiguous in"),
     FG_CALL_ROW(contiguous_extent, false,

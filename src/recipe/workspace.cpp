@@ -14,13 +14,13 @@ std::uint64_t tiles(std::int64_t extent, int tile) {
   return extent <= 0 ? 0 : static_cast<std::uint64_t>((extent + tile - 1) / tile);
 }
 
-// The floats one CTA's partial holds: what its CTA reduction leaves (codegen's TapShape,
-// from the axes the tap's declaration reduces).
+// The floats one unit's partial holds: what its warpgroup's reduction leaves (codegen's
+// TapShape, from the axes the tap's declaration reduces).
 std::uint64_t slot_floats(const RoleFacts& tap, const KernelConfig& config) {
   const bool m = tap.shape[1].source == Extent::kOne;
   const bool n = tap.shape[2].source == Extent::kOne;
-  const auto tile_m = static_cast<std::uint64_t>(config.tile_m);
-  const auto tile_n = static_cast<std::uint64_t>(config.tile_n);
+  const auto tile_m = static_cast<std::uint64_t>(config.unit_m());
+  const auto tile_n = static_cast<std::uint64_t>(config.unit_n());
   if (m && n) return 1;
   if (m) return tile_n;
   if (n) return tile_m;
@@ -33,8 +33,8 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
                                  const fusion::ProblemShape& problem) noexcept {
   WorkspaceLayout layout;
   const std::uint64_t grid[3] = {problem.batch <= 0 ? 0 : static_cast<std::uint64_t>(problem.batch),
-                                 tiles(problem.m, recipe.config.tile_m),
-                                 tiles(problem.n, recipe.config.tile_n)};
+                                 tiles(problem.m, recipe.config.unit_m()),
+                                 tiles(problem.n, recipe.config.unit_n())};
   std::uint64_t bytes = round_up(recipe.engine_workspace_bytes);
   for (std::size_t i = 0; i < recipe.roles.size(); ++i) {
     const RoleFacts& r = recipe.roles[i];

@@ -6,11 +6,12 @@
 // plan), then per tap, in argument-plan order, each section starting on a 16-byte boundary:
 //   counters: one 64-bit arrival word per reduction group (kernels/tap_commit.cuh says how
 //             they need no zeroing)
-//   partials: groups x group_ctas slots of slot_floats fp32 each, one per CTA: tile_m
-//             (a tap reducing N), tile_n (reducing M), 1 (reducing M and N) or
-//             tile_m x tile_n (reducing only the batch)
-// A reduction group is the set of CTAs reducing into the same tap elements: along each
-// tile axis (batch, ceil(M / tile_m), ceil(N / tile_n)) where the tap's call extent is 1
+//   partials: groups x group_ctas slots of slot_floats fp32 each, one per epilogue unit (a
+//             consumer warpgroup's half of a CTA tile, KernelConfig::unit_m x unit_n; "CTA"
+//             below means the unit): unit_m (a tap reducing N), unit_n (reducing M), 1
+//             (reducing M and N) or unit_m x unit_n (reducing only the batch)
+// A reduction group is the set of units reducing into the same tap elements: along each
+// unit axis (batch, ceil(M / unit_m), ceil(N / unit_n)) where the tap's call extent is 1
 // they are one group, along the others they are apart. A fused plan without taps: 0 bytes.
 #pragma once
 

@@ -1,5 +1,6 @@
 #include "runtime/cuda_device.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,7 @@ class CudaKernel final : public LoadedKernel {
  public:
   CudaKernel(std::shared_ptr<const CudaContext> context, CUmodule module)
       : context_(std::move(context)), module_(module) {}
+  void set_resident_ctas(unsigned ctas) { resident_ctas_ = ctas; }
   CudaKernel(const CudaKernel&) = delete;
   CudaKernel& operator=(const CudaKernel&) = delete;
   ~CudaKernel() override {
@@ -38,6 +40,37 @@ class CudaKernel final : public LoadedKernel {
   std::shared_ptr<const CudaContext> context_;
   CUmodule module_;
 };
+
+// The CTAs of `function` the device keeps resident at once: the clusters the driver says fit,
+// times their size; one cluster per cluster_ctas multiprocessors where it cannot say.
+unsigned resident_ctas(const DriverApi& api, CUfunction function, const KernelImage& image,
+                       int sm_count) {
+  const unsigned cluster = std::max(1u, image.cluster_ctas);
+  const unsigned fallback = std::max(1u, static_cast<unsigned>(std::max(sm_count, 0)) / cluster) *
+                            cluster;
+  if (image.block_threads == 0) return fallback;
+  CUlaunchConfig config{};
+  config.gridDimX = cluster;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = image.block_threads;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = image.max_shared_bytes;
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = cluster;
+  attribute.value.clusterDim.y = 1;
+  attribute.value.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (api.occupancy_max_active_clusters(&clusters, function, &config) != CUDA_SUCCESS ||
+      clusters <= 0) {
+    return fallback;
+  }
+  return static_cast<unsigned>(clusters) * cluster;
+}
 
 CUdeviceptr device_pointer(const void* data) {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(data));
@@ -85,13 +118,21 @@ Result<std::shared_ptr<Device>> open_device(const DriverLibrary& library, int or
       r != CUDA_SUCCESS) {
     return driver_error(api, "cuDeviceGetName", r, {}, opening_error_code(r));
   }
+  int sm_count = 0;
+  if (const CUresult r = api.device_get_attribute(
+          &sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+      r != CUDA_SUCCESS) {
+    return driver_error(api, "cuDeviceGetAttribute", r, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
+                        opening_error_code(r));
+  }
   CUcontext primary = nullptr;
   if (const CUresult r = api.primary_ctx_retain(&primary, device); r != CUDA_SUCCESS) {
     return driver_error(api, "cuDevicePrimaryCtxRetain", r, {}, opening_error_code(r));
   }
   auto context = std::make_shared<const CudaContext>(api, device, ordinal, primary);
   std::string name = "cuda:" + std::to_string(ordinal) + " " + device_name;
-  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(context), std::move(name)));
+  return std::shared_ptr<Device>(
+      std::make_shared<CudaDevice>(std::move(context), std::move(name), sm_count));
 }
 
 // Every failure of make_cuda_device names the ordinal it was asked for.
@@ -103,8 +144,9 @@ Result<std::shared_ptr<Device>> name_ordinal(Result<std::shared_ptr<Device>> res
 
 }  // namespace
 
-CudaDevice::CudaDevice(std::shared_ptr<const CudaContext> context, std::string name)
-    : context_(std::move(context)), name_(std::move(name)) {}
+CudaDevice::CudaDevice(std::shared_ptr<const CudaContext> context, std::string name,
+                       int sm_count)
+    : context_(std::move(context)), name_(std::move(name)), sm_count_(sm_count) {}
 
 int CudaDevice::ordinal() const noexcept {
   return context_->ordinal;
@@ -170,6 +212,7 @@ Result<std::shared_ptr<const LoadedKernel>> CudaDevice::load(const KernelImage& 
   }
   kernel->max_shared_bytes = image.max_shared_bytes;
   kernel->tma = image.tma;
+  kernel->set_resident_ctas(resident_ctas(context.api, kernel->function, image, sm_count_));
   return std::shared_ptr<const LoadedKernel>(std::move(kernel));
 }
 
@@ -237,15 +280,22 @@ Status CudaDevice::launch_prepared(const LoadedKernel& kernel, const LaunchConfi
   launch_config.blockDimZ = config.block[2];
   launch_config.sharedMemBytes = config.shared_bytes;
   launch_config.hStream = static_cast<CUstream>(stream);
-  CUlaunchAttribute cluster{};
+  CUlaunchAttribute attributes[2]{};
+  unsigned count = 0;
   if (config.cluster[0] * config.cluster[1] * config.cluster[2] > 1) {
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = config.cluster[0];
-    cluster.value.clusterDim.y = config.cluster[1];
-    cluster.value.clusterDim.z = config.cluster[2];
-    launch_config.attrs = &cluster;
-    launch_config.numAttrs = 1;
+    attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[count].value.clusterDim.x = config.cluster[0];
+    attributes[count].value.clusterDim.y = config.cluster[1];
+    attributes[count].value.clusterDim.z = config.cluster[2];
+    ++count;
   }
+  if (config.dependent_launch) {
+    attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attributes[count].value.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
+  launch_config.attrs = count > 0 ? attributes : nullptr;
+  launch_config.numAttrs = count;
   // The kernel's one parameter is KernelArgs by value; the driver copies it at launch, so
   // pointing into the caller's args is safe and nothing is allocated.
   void* params[] = {const_cast<kernels::KernelArgs*>(&args)};

@@ -37,7 +37,7 @@ struct CudaContext;
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(std::shared_ptr<const CudaContext> context, std::string name);
+  CudaDevice(std::shared_ptr<const CudaContext> context, std::string name, int sm_count);
 
   // "cuda:<ordinal> <device name>", read once at creation.
   std::string_view name() const noexcept override { return name_; }
@@ -46,15 +46,20 @@ class CudaDevice final : public Device {
   // See the context policy above: may make the primary context current on this thread.
   int current_ordinal() const noexcept override;
   int driver_version() const noexcept override;
+  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, read once at creation.
+  int multiprocessor_count() const noexcept override { return sm_count_; }
 
   // Loads image.cubin (a cubin, or NUL-terminated PTX the driver compiles) into the primary
-  // context and sets image.max_shared_bytes as the kernel's dynamic shared memory limit.
+  // context, sets image.max_shared_bytes as the kernel's dynamic shared memory limit and reads
+  // its residency (cuOccupancyMaxActiveClusters at the image's block and cluster; where the
+  // driver cannot answer, one cluster per cluster_ctas multiprocessors).
   Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) override;
   // 32-bit fill on `stream` (a CUstream; nullptr is the legacy default stream). An empty fill
   // (no words or no rows) does nothing.
   Status fill(const Fill32& fill, Stream stream) noexcept override;
   // cuLaunchKernelEx with `args` as the kernel's only parameter, by value; a cluster of more
-  // than one CTA adds the cluster-dimension attribute. Allocates nothing unless it fails.
+  // than one CTA adds the cluster-dimension attribute, a dependent launch the programmatic
+  // stream serialization attribute. Allocates nothing unless it fails.
   Status launch(const LoadedKernel& kernel, const LaunchConfig& config, kernels::KernelArgs& args,
                 Stream stream) noexcept override;
   // Encodes the kernel's TMA descriptors into args.tma.
@@ -68,6 +73,7 @@ class CudaDevice final : public Device {
  private:
   std::shared_ptr<const CudaContext> context_;
   std::string name_;
+  int sm_count_ = 0;
 };
 
 // make_cuda_device with the driver taken from `library_path` instead of the system's

@@ -89,6 +89,7 @@ Status bootstrap(void* library, DriverApi& api) {
   FG_TRY(resolve(api, gpa, "cuDeviceGetCount", api.device_get_count));
   FG_TRY(resolve(api, gpa, "cuDeviceGet", api.device_get));
   FG_TRY(resolve(api, gpa, "cuDeviceGetName", api.device_get_name));
+  FG_TRY(resolve(api, gpa, "cuDeviceGetAttribute", api.device_get_attribute));
   FG_TRY(resolve(api, gpa, "cuDevicePrimaryCtxRetain", api.primary_ctx_retain));
   FG_TRY(resolve(api, gpa, "cuDevicePrimaryCtxRelease", api.primary_ctx_release));
   FG_TRY(resolve(api, gpa, "cuCtxGetCurrent", api.ctx_get_current));
@@ -104,6 +105,7 @@ Status bootstrap(void* library, DriverApi& api) {
   FG_TRY(resolve(api, gpa, "cuMemsetD32Async", api.memset_d32_async));
   FG_TRY(resolve(api, gpa, "cuMemsetD2D32Async", api.memset_d2d32_async));
   FG_TRY(resolve(api, gpa, "cuLaunchKernelEx", api.launch_kernel_ex));
+  FG_TRY(resolve(api, gpa, "cuOccupancyMaxActiveClusters", api.occupancy_max_active_clusters));
   FG_TRY(resolve(api, gpa, "cuTensorMapEncodeTiled", api.tensor_map_encode_tiled));
   FG_TRY(resolve(api, gpa, "cuMemAlloc", api.mem_alloc));
   FG_TRY(resolve(api, gpa, "cuMemFree", api.mem_free));

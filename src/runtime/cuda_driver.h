@@ -30,6 +30,7 @@ struct DriverApi {
   PFN_cuDeviceGetCount_v2000 device_get_count = nullptr;
   PFN_cuDeviceGet_v2000 device_get = nullptr;
   PFN_cuDeviceGetName_v2000 device_get_name = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
   PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain = nullptr;
   PFN_cuDevicePrimaryCtxRelease_v11000 primary_ctx_release = nullptr;
   PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
@@ -45,6 +46,7 @@ struct DriverApi {
   PFN_cuMemsetD32Async_v3020 memset_d32_async = nullptr;
   PFN_cuMemsetD2D32Async_v3020 memset_d2d32_async = nullptr;
   PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encode_tiled = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;

@@ -37,6 +37,9 @@ struct LaunchConfig {
   unsigned block[3] = {128, 1, 1};
   unsigned cluster[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
+  // Programmatic dependent launch: the kernel may start before the previous one on the
+  // stream has finished (it waits in griddepcontrol.wait for that one's memory).
+  bool dependent_launch = false;
 };
 
 // One kernel parameter in fusion-program terms: parameter i is recipe role i.
@@ -61,12 +64,23 @@ struct KernelImage {
   std::shared_ptr<const fusion::FusionProgram> program;
   std::vector<KernelParam> params;
   std::vector<TmaPlan> tma;
+  // The launch shape every launch of this kernel has: block size and CTAs per cluster (the
+  // CUDA device reads the kernel's residency from them at load).
+  unsigned block_threads = 0;
+  unsigned cluster_ctas = 1;
 };
 
 // A kernel a device has loaded; only the device that made it can launch it.
 class LoadedKernel {
  public:
   virtual ~LoadedKernel() = default;
+  // The CTAs of this kernel the device keeps resident at once, the size of a persistent
+  // grid (a multiple of the cluster); 0 where the device has no such limit (the host device
+  // runs any grid).
+  unsigned resident_ctas() const noexcept { return resident_ctas_; }
+
+ protected:
+  unsigned resident_ctas_ = 0;
 };
 
 class Device {
@@ -81,6 +95,9 @@ class Device {
   virtual int current_ordinal() const noexcept = 0;
   // The CUDA driver version (e.g. 13000), part of the kernel cache key; 0 without a driver.
   virtual int driver_version() const noexcept { return 0; }
+  // The device's multiprocessor count, which the tile choice plans waves over; 0 where it
+  // has none (the host device).
+  virtual int multiprocessor_count() const noexcept { return 0; }
 
   virtual Result<std::shared_ptr<const LoadedKernel>> load(const KernelImage& image) = 0;
   virtual Status fill(const Fill32& fill, Stream stream) noexcept = 0;

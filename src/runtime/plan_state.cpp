@@ -139,15 +139,21 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
       break;
     }
   }
+  call->launch = launch_config(recipe.config, call->layout.problem,
+                               kernel ? kernel->resident_ctas() : 0);
   // A runner (the fallback engine) builds its own arguments per step.
-  if (!runner) fill_kernel_args(view, call->args);
+  if (!runner) {
+    fill_kernel_args(view, call->args);
+    call->args.raster_group = recipe::raster_group(
+        recipe.config, call->layout.problem,
+        call->launch.grid[0] / std::max(1, recipe.config.cluster_ctas()));
+  }
   int roles_missing = 0;
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
   // Encoding reads only addresses and layouts; a pack whose layouts break a rule or that
   // lacks a buffer is never launched as bound, so it is not prepared.
   call->prepared = kernel && call->layout_row < 0 && roles_missing == 0 &&
                    device->prepare(*kernel, call->args).is_ok();
-  call->launch = launch_config(recipe.config, call->layout.problem);
   return call;
 }
 
@@ -198,6 +204,7 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   args.m = call->args.m;
   args.n = call->args.n;
   args.k = call->args.k;
+  args.raster_group = call->args.raster_group;
   args.workspace = workspace.data;
   args.epoch = taps ? epoch->fetch_add(1, std::memory_order_relaxed) : 0;
   args.buffer_count = call->args.buffer_count;
@@ -253,14 +260,31 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
   }
 }
 
-LaunchConfig launch_config(const recipe::KernelConfig& config,
-                           const fusion::ProblemShape& problem) noexcept {
+LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::ProblemShape& problem,
+                           unsigned resident_ctas) noexcept {
   LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>((problem.n + config.tile_n - 1) / config.tile_n);
-  launch.grid[1] = static_cast<unsigned>((problem.m + config.tile_m - 1) / config.tile_m);
-  launch.grid[2] = static_cast<unsigned>(problem.batch);
+  const auto tiles = [](std::int64_t extent, int tile) {
+    return extent <= 0 ? 0 : (extent + tile - 1) / tile;
+  };
+  const std::int64_t cluster = std::max(1, config.cluster_ctas());
+  const std::int64_t rows = (tiles(problem.m, config.tile_m) + config.cluster_m - 1) /
+                            config.cluster_m;
+  const std::int64_t cols = (tiles(problem.n, config.tile_n) + config.cluster_n - 1) /
+                            config.cluster_n;
+  // Cluster tiles of the call; the grid_extent rule keeps the product in range.
+  const std::int64_t cluster_tiles = std::max<std::int64_t>(0, problem.batch) * rows * cols;
+  // Persistent: one CTA per resident slot, never more clusters than tiles, at least one
+  // cluster (an empty problem launches one that finds no tile).
+  // (The host device runs any grid; its launch is sized by the tiles, within CUDA's x limit.)
+  constexpr std::int64_t kMaxGridX = 2147483647;
+  const std::int64_t resident =
+      resident_ctas > 0 ? resident_ctas / cluster : kMaxGridX / cluster;
+  const std::int64_t clusters = std::max<std::int64_t>(1, std::min(cluster_tiles, resident));
+  launch.grid[0] = static_cast<unsigned>(clusters * cluster);
+  launch.cluster[0] = static_cast<unsigned>(cluster);
   launch.block[0] = static_cast<unsigned>(config.threads);
   launch.shared_bytes = config.shared_bytes;
+  launch.dependent_launch = config.dependent_launch;
   return launch;
 }
 

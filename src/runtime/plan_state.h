@@ -95,7 +95,10 @@ struct PlanAccess {
 // every axis of extent 1 so broadcast and reduced axes read one element.
 void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept;
 
-LaunchConfig launch_config(const recipe::KernelConfig& config,
-                           const fusion::ProblemShape& problem) noexcept;
+// The persistent launch of a call: min(the call's cluster tiles, the clusters the device keeps
+// resident) clusters of config.cluster_ctas() CTAs in x (`resident_ctas` 0: one cluster per
+// cluster tile), the config's block and shared memory.
+LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::ProblemShape& problem,
+                           unsigned resident_ctas) noexcept;
 
 }  // namespace fusedgemm::runtime

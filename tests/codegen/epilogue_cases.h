@@ -28,7 +28,7 @@ inline std::optional<EpilogueCase> epilogue_case(const std::filesystem::path& fi
   if (!analysis || analysis->decline) return std::nullopt;
   if (recipe::check_support(analysis->program)) return std::nullopt;
   auto program = std::make_shared<fusion::FusionProgram>(std::move(analysis->program));
-  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program, 0).value());
   if (!recipe) return std::nullopt;
   return EpilogueCase{program, std::move(recipe.value())};
 }

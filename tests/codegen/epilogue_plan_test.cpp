@@ -46,11 +46,18 @@ TEST(PlanEpilogue, TapShapesFollowTheReducedAxes) {
 }
 
 TEST(PlanEpilogue, ScratchBytesFollowTheTaps) {
-  // Staging (4 warps x 128 columns), then the staged partials: 2 row taps x 128 rows, 2
-  // column taps x 128 columns, one tile tap (4 floats), 4 bytes each.
-  EXPECT_EQ(plan_of("taps.json").scratch_bytes, (512u + 2 * 128 + 2 * 128 + 4) * 4);
-  // Two GEMMs: 128x64 tiles; a row, a tile and a column tap.
-  EXPECT_EQ(plan_of("taps_only.json").scratch_bytes, (256u + 128 + 4 + 64) * 4);
+  // Per consumer warpgroup: staging (4 warps x the unit's columns), then the staged
+  // partials: 2 row taps x the unit's rows, 2 column taps x its columns, one tile tap (4
+  // floats), 4 bytes each.
+  const auto taps = example("taps.json");
+  const unsigned m = static_cast<unsigned>(taps.recipe.config.unit_m());
+  const unsigned n = static_cast<unsigned>(taps.recipe.config.unit_n());
+  EXPECT_EQ(plan_of("taps.json").scratch_bytes, (4 * n + 2 * m + 2 * n + 4) * 4);
+  // Two GEMMs; a row, a tile and a column tap.
+  const auto taps_only = example("taps_only.json");
+  const unsigned m2 = static_cast<unsigned>(taps_only.recipe.config.unit_m());
+  const unsigned n2 = static_cast<unsigned>(taps_only.recipe.config.unit_n());
+  EXPECT_EQ(plan_of("taps_only.json").scratch_bytes, (4 * n2 + m2 + 4 + n2) * 4);
   // One tile tap: 4 warps' partials (and the verdict), then its staged partial.
   EXPECT_EQ(plan_of("batched.json").scratch_bytes, 32u);
   EXPECT_EQ(plan_of("plain.json").scratch_bytes, 0u);
@@ -92,10 +99,12 @@ TEST(PlanEpilogue, RefusesFp4Aux) {
   expect_unavailable(c, {"role aux 'row_scale'", "fp4"});
 }
 
-TEST(PlanEpilogue, RefusesAnotherThreadCount) {
+// Each consumer warpgroup's half of the tile is the epilogue's unit: whole 64-row groups.
+TEST(PlanEpilogue, RefusesAUnitOfPartRowGroups) {
   auto c = example("plain.json");
-  c.recipe.config.threads = 256;
-  expect_unavailable(c, {"256 threads", "128"});
+  c.recipe.config.tile_m = 64;
+  c.recipe.config.split = recipe::ConsumerSplit::kM;
+  expect_unavailable(c, {"epilogue unit 32x", "rows a multiple of 64"});
 }
 
 TEST(PlanEpilogue, RecipeOfAnotherProgramIsInternal) {

@@ -139,7 +139,7 @@ fusedgemm_test::EpilogueCase unary_case(const PointwiseAttributes& pw) {
   EXPECT_TRUE(g.validate().is_ok());
   auto analysis = fusion::analyze(g);
   auto program = std::make_shared<fusion::FusionProgram>(std::move(analysis->program));
-  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program, 0).value());
   return {program, std::move(recipe.value())};
 }
 
@@ -167,6 +167,10 @@ TEST(GenerateEpilogue, UnclippedReluUsesInfinityBits) {
 
 // --- compiling for sm_90a -----------------------------------------------------------------
 
+// The registers a consumer warpgroup runs the epilogue with (kernels/gemm_sm90.cuh,
+// kConsumerRegisters).
+constexpr int kConsumerRegisters = 232;
+
 struct Compiled {
   std::string name;  // namespace of the case in the translation unit
   int tile_m;
@@ -178,10 +182,11 @@ std::string kernel_name(const Compiled& k) {
   return fmt::format("{}_{}x{}", k.name, k.tile_m, k.tile_n);
 }
 
-// Wraps one generated epilogue in a 128-thread test kernel per tile shape. The
-// accumulators come from real wgmma.mma_async instructions (one per GEMM and 64-row group,
-// operand descriptors read from the arguments), so ptxas allocates them as it will after
-// the mainloop: all live when the epilogue starts.
+// Wraps one generated epilogue in a 128-thread test kernel per unit shape (one consumer
+// warpgroup's half of a CTA tile). The accumulators come from real wgmma.mma_async
+// instructions (one per GEMM and 64-row group, operand descriptors read from the
+// arguments), so ptxas allocates them as it will after the mainloop: all live when the
+// epilogue starts. The unit compiles under the consumer's register budget (-maxrregcount).
 std::string wrap(const std::string& ns, const std::string& header, std::size_t gemms,
                  const std::vector<Compiled>& kernels) {
   std::string cu = fmt::format("namespace {} {{\n#include \"{}\"\n}}\n", ns, header);
@@ -272,9 +277,12 @@ static_assert(slots_round_trip<64, 64>() && slots_round_trip<128, 128>() &&
     const std::string ns = "case_" + fusedgemm_test::example_name(file);
     const std::string header = ns + ".cuh";
     std::ofstream(dir / header, std::ios::binary) << generate(*c);
-    // The tile the recipe chose (recipe::choose_kernel_config keeps the accumulators at 128
-    // floats per thread or fewer), plus 64x64.
-    std::vector<Compiled> kernels = {{ns, c->recipe.config.tile_m, c->recipe.config.tile_n}};
+    // The unit of the tile the recipe chose (recipe::choose_kernel_config keeps the
+    // accumulators and the epilogue's held values within the consumer's registers), plus
+    // 64x64.
+    std::vector<Compiled> kernels = {
+        {ns, c->recipe.config.unit_m(), c->recipe.config.unit_n()}};
+    if (c->recipe.config.unit_m() == 64 && c->recipe.config.unit_n() == 64) kernels.clear();
     bool narrow_ok = true;
     for (const auto& q : c->program->quantized_outputs) narrow_ok &= 64 % q.block_cols == 0;
     if (narrow_ok) kernels.push_back({ns, 64, 64});
@@ -284,9 +292,9 @@ static_assert(slots_round_trip<64, 64>() && slots_round_trip<128, 128>() &&
   std::ofstream(dir / "epilogues.cu", std::ios::binary) << unit;
   const fs::path log_path = dir / "ptxas.log";
   const std::string command = fmt::format(
-      "\"{}\" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I\"{}\" "
-      "-I\"{}\" \"{}\" -o \"{}\" > \"{}\" 2>&1",
-      nvcc, FUSEDGEMM_SOURCE_DIR, dir.string(), (dir / "epilogues.cu").string(),
+      "\"{}\" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -maxrregcount={} "
+      "-Xptxas -v -I\"{}\" -I\"{}\" \"{}\" -o \"{}\" > \"{}\" 2>&1",
+      nvcc, kConsumerRegisters, FUSEDGEMM_SOURCE_DIR, dir.string(), (dir / "epilogues.cu").string(),
       (dir / "epilogues.cubin").string(), log_path.string());
   const int rc = std::system(command.c_str());
   const std::string log = read_text(log_path);

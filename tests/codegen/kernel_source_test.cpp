@@ -48,9 +48,25 @@ struct GemmCase {
   bool gated = false;
   // fp8 operands through block_scale_dequantize: fp32 scales per 1x128 of A, 128x128 of B.
   bool block_scaled = false;
-  int tile_m = 128;  // expected by choose_kernel_config
-  int tile_n = 128;
+  // The kernel shape, where a case pins it; the cost model's choice for the H200 otherwise.
+  KernelTuning tuning{};
 };
+
+// The H200's multiprocessors (the device the tests' expectations are read on).
+constexpr int kH200Multiprocessors = 132;
+
+// A tuning that pins the tile, the split and the cluster (and the stages where given).
+KernelTuning pinned(int tile_m, int tile_n, bool split_n, int cluster_m, int cluster_n,
+                    std::optional<int> stages = std::nullopt) {
+  KernelTuning t;
+  t.tile_m = tile_m;
+  t.tile_n = tile_n;
+  t.split_n = split_n;
+  t.cluster_m = cluster_m;
+  t.cluster_n = cluster_n;
+  t.stages = stages;
+  return t;
+}
 
 Tensor input(Graph& g, const std::string& name, Dimv dims, DataType type, Dimv strides) {
   TensorAttributes attributes;
@@ -102,7 +118,7 @@ Graph make_graph(const GemmCase& c) {
 }
 
 // Graph -> validate -> analyze -> gate -> config -> recipe, failing the test on any error.
-std::optional<recipe::Recipe> recipe_of(Graph& g) {
+std::optional<recipe::Recipe> recipe_of(Graph& g, const KernelTuning& tuning = {}) {
   if (Status s = g.validate(); !s) {
     ADD_FAILURE() << "validate: " << s.message();
     return std::nullopt;
@@ -118,7 +134,12 @@ std::optional<recipe::Recipe> recipe_of(Graph& g) {
     return std::nullopt;
   }
   auto program = std::make_shared<const FusionProgram>(std::move(analysis->program));
-  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+  auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors, tuning);
+  if (!config) {
+    ADD_FAILURE() << "config: " << config.status().message();
+    return std::nullopt;
+  }
+  auto recipe = recipe::make_recipe(program, config.value());
   if (!recipe) {
     ADD_FAILURE() << "recipe: " << recipe.status().message();
     return std::nullopt;
@@ -137,27 +158,19 @@ const std::vector<GemmCase>& compile_cases() {
        .b_major = Major::kN,
        .a_type = DataType::kFloat16,
        .b_type = DataType::kFloat16},
-      {.name = "bf16_tile_m64", .m = 48, .tile_m = 64},
-      {.name = "bf16_tile_m64_mn",
-       .m = 64,
-       .a_major = Major::kM,
-       .b_major = Major::kN,
-       .tile_m = 64},
+      {.name = "bf16_m48", .m = 48},
+      {.name = "bf16_m64_mn", .m = 64, .a_major = Major::kM, .b_major = Major::kN},
       {.name = "batch_broadcast_b", .batch_a = 3, .batch_b = 1, .a_major = Major::kM},
-      {.name = "gated_mlp", .gated = true, .tile_n = 64},
-      {.name = "gated_mlp_mn",
-       .a_major = Major::kM,
-       .b_major = Major::kN,
-       .gated = true,
-       .tile_n = 64},
-      {.name = "gated_mlp_m64", .m = 40, .gated = true, .tile_m = 64, .tile_n = 64},
+      {.name = "gated_mlp", .gated = true},
+      {.name = "gated_mlp_mn", .a_major = Major::kM, .b_major = Major::kN, .gated = true},
+      {.name = "gated_mlp_m40", .m = 40, .gated = true},
+      {.name = "gated_mlp_large", .m = 4096, .n = 4096, .k = 4096, .gated = true},
       {.name = "fp8_e4m3_e5m2", .a_type = DataType::kFp8E4M3, .b_type = DataType::kFp8E5M2},
-      // Block-scaled fp8: acc and the K block's partial sum both live, so TileM 64.
+      // Block-scaled fp8: acc and the K block's partial sum both live, so 64-row units.
       {.name = "block_scaled",
        .a_type = DataType::kFp8E4M3,
        .b_type = DataType::kFp8E4M3,
-       .block_scaled = true,
-       .tile_m = 64},
+       .block_scaled = true},
       {.name = "block_scaled_ragged_batch3",
        .m = 200,
        .n = 144,
@@ -166,23 +179,32 @@ const std::vector<GemmCase>& compile_cases() {
        .batch_b = 3,
        .a_type = DataType::kFp8E4M3,
        .b_type = DataType::kFp8E4M3,
-       .block_scaled = true,
-       .tile_m = 64},
+       .block_scaled = true},
       {.name = "block_scaled_e5m2_broadcast_b",
        .m = 1,
        .k = 384,
        .batch_a = 3,
        .a_type = DataType::kFp8E4M3,
        .b_type = DataType::kFp8E5M2,
-       .block_scaled = true,
-       .tile_m = 64},
+       .block_scaled = true},
       {.name = "block_scaled_gated",
        .a_type = DataType::kFp8E4M3,
        .b_type = DataType::kFp8E4M3,
        .gated = true,
-       .block_scaled = true,
-       .tile_m = 64,
-       .tile_n = 64},
+       .block_scaled = true},
+      {.name = "block_scaled_large",
+       .m = 4096,
+       .n = 4096,
+       .k = 4096,
+       .a_type = DataType::kFp8E4M3,
+       .b_type = DataType::kFp8E4M3,
+       .block_scaled = true},
+      {.name = "fp8_large",
+       .m = 4096,
+       .n = 4096,
+       .k = 4096,
+       .a_type = DataType::kFp8E4M3,
+       .b_type = DataType::kFp8E4M3},
   };
   return kCases;
 }
@@ -219,20 +241,109 @@ class KernelSourceCompiles : public ::testing::TestWithParam<GemmCase> {};
 TEST_P(KernelSourceCompiles, ForSm90aWithoutSpills) {
   const GemmCase& c = GetParam();
   Graph g = make_graph(c);
-  auto recipe = recipe_of(g);
+  auto recipe = recipe_of(g, c.tuning);
   ASSERT_TRUE(recipe);
-  EXPECT_EQ(recipe->config.tile_m, c.tile_m);
-  EXPECT_EQ(recipe->config.tile_n, c.tile_n);
   auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
   ASSERT_TRUE(source) << source.status().message();
-  EXPECT_EQ(source->tile_m, c.tile_m);
-  EXPECT_EQ(source->tile_n, c.tile_n);
-  EXPECT_EQ(source->block_threads, 128u);
+  EXPECT_EQ(source->tile_m, recipe->config.tile_m);
+  EXPECT_EQ(source->tile_n, recipe->config.tile_n);
+  EXPECT_EQ(source->cluster_ctas, recipe->config.cluster_ctas());
+  EXPECT_EQ(source->block_threads, 384u);  // a producer and two consumer warpgroups
   expect_compiles_clean(source.value(), c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSource, KernelSourceCompiles, ::testing::ValuesIn(compile_cases()),
                          [](const auto& info) { return info.param.name; });
+
+// Every kernel shape the cost model may choose, each alone and in a 2-CTA cluster, for the
+// operand majors and types it can meet: bf16 K-major, bf16 M-/N-major with B multicast,
+// fp8 with A multicast.
+const std::vector<GemmCase>& tile_cases() {
+  static const std::vector<GemmCase> kCases = [] {
+    struct Shape {
+      const char* name;
+      int tile_m, tile_n;
+      bool split_n;
+    };
+    const Shape shapes[] = {{"128x256", 128, 256, false}, {"256x128", 256, 128, false},
+                            {"128x192", 128, 192, false}, {"128x128", 128, 128, false},
+                            {"64x256n", 64, 256, true},   {"128x64", 128, 64, false},
+                            {"64x128n", 64, 128, true}};
+    std::vector<GemmCase> cases;
+    for (const Shape& t : shapes) {
+      const KernelTuning one = pinned(t.tile_m, t.tile_n, t.split_n, 1, 1);
+      const KernelTuning along_m = pinned(t.tile_m, t.tile_n, t.split_n, 2, 1);
+      const KernelTuning along_n = pinned(t.tile_m, t.tile_n, t.split_n, 1, 2);
+      const std::string name = t.name;
+      cases.push_back({.name = "bf16_kk_" + name, .m = 512, .n = 512, .k = 256, .tuning = one});
+      // 128x192 and 128x64 split B into parts of 96 and 32 columns: not whole 64-column
+      // boxes N-major.
+      if (t.tile_n != 192 && t.tile_n != 64) {
+        cases.push_back({.name = "bf16_mn_" + name + "_cluster2x1",
+                         .m = 512,
+                         .n = 512,
+                         .k = 256,
+                         .a_major = Major::kM,
+                         .b_major = Major::kN,
+                         .tuning = along_m});
+      }
+      cases.push_back({.name = "fp8_kk_" + name + "_cluster1x2",
+                       .m = 512,
+                       .n = 512,
+                       .k = 256,
+                       .a_type = DataType::kFp8E4M3,
+                       .b_type = DataType::kFp8E4M3,
+                       .tuning = along_n});
+    }
+    return cases;
+  }();
+  return kCases;
+}
+
+class KernelSourceTiles : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(KernelSourceTiles, CompileWithoutSpills) {
+  const GemmCase& c = GetParam();
+  Graph g = make_graph(c);
+  auto recipe = recipe_of(g, c.tuning);
+  ASSERT_TRUE(recipe);
+  EXPECT_EQ(recipe->config.tile_m, *c.tuning.tile_m);
+  EXPECT_EQ(recipe->config.tile_n, *c.tuning.tile_n);
+  EXPECT_EQ(recipe->config.cluster_m, *c.tuning.cluster_m);
+  EXPECT_EQ(recipe->config.cluster_n, *c.tuning.cluster_n);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(source) << source.status().message();
+  expect_compiles_clean(source.value(), c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelSource, KernelSourceTiles, ::testing::ValuesIn(tile_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// A tuning the kernel cannot take is refused, naming what is legal.
+TEST(KernelSource, RefusesAnImpossibleTuning) {
+  Graph g = make_graph({.name = "tuned"});
+  ASSERT_TRUE(g.validate());
+  auto analysis = fusion::analyze(g);
+  ASSERT_TRUE(analysis);
+  KernelTuning rows;
+  rows.tile_m = 96;
+  const struct {
+    KernelTuning tuning;
+    const char* message;
+  } cases[] = {
+      {rows, "legal: halves of whole 64-row groups"},
+      {pinned(128, 256, false, 2, 2), "legal: 1x1, 2x1 or 1x2"},
+      {pinned(128, 256, false, 1, 1, 9), "9 stages of 49152 bytes; legal: 2 to 4"},
+  };
+  for (const auto& t : cases) {
+    auto config = recipe::choose_kernel_config(analysis->program, kH200Multiprocessors, t.tuning);
+    ASSERT_FALSE(config);
+    EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(config.status().message().find("kernel_tuning"), std::string::npos);
+    EXPECT_NE(config.status().message().find(t.message), std::string::npos)
+        << config.status().message();
+  }
+}
 
 // The debug build of the plain kernel compiles too (printf makes ptxas serialize wgmma and
 // use a stack frame there, which is fine for a debug build).
@@ -291,13 +402,18 @@ TEST(KernelSource, GoldenBlockScaledFp8) {
   EXPECT_EQ(source->source, read_file(path)) << "golden file " << path;
   EXPECT_NE(source->source.find("#include \"kernels/gemm_sm90_block_scale.cuh\""),
             std::string::npos);
-  EXPECT_NE(source->source.find("GemmSm90BlockScaled<FusedgemmConfig>"), std::string::npos);
+  EXPECT_NE(source->source.find("fusedgemm::kernels::PromoteBlockScales>::run"),
+            std::string::npos);
   // Operands A, B0 are roles 0, 1; their scales roles 2, 3.
   EXPECT_NE(source->source.find("kOperandScaleParam[kOperandCount] = {2, 3};"), std::string::npos);
-  EXPECT_EQ(source->tile_m, 64);
-  EXPECT_EQ(source->tile_n, 128);
-  // Four stages of 8 KB (A) + 16 KB (B), barriers, 1 KB alignment slack.
-  EXPECT_EQ(source->shared_bytes, 4u * 24576 + 32 + 1024);
+  // 64-row units (acc and the K block's partial sum), columns in one 128-wide scale block.
+  EXPECT_EQ(recipe->config.unit_m(), 64);
+  EXPECT_LE(recipe->config.tile_n, 128);
+  // The ring, a full and an empty barrier per stage, 1 KB alignment slack.
+  const auto stage = static_cast<std::uint32_t>(recipe::stage_bytes(*recipe->program,
+                                                                    recipe->config));
+  const auto stages = static_cast<std::uint32_t>(recipe->config.stages);
+  EXPECT_EQ(source->shared_bytes, stages * stage + 16 * stages + 1024);
 }
 
 // Unscaled programs keep the plain mainloop and no scale table.
@@ -320,48 +436,67 @@ struct TmaCase {
 };
 
 // K-major: one box {64 (K), rows, 1} over axes (K, M|N, b); M-/N-major: {64 (M|N), 64 (K), 1}
-// over (M|N, K, b), repeated per 64 rows. Parameter = recipe role, slot = operand index.
+// over (M|N, K, b), repeated per 64 rows. Parameter = recipe role, slot = operand index. A
+// 2-CTA cluster loads its shared operand in halves: B along M, A along N.
 TEST(KernelSource, TmaPlansFollowMajors) {
-  const std::vector<TmaCase> cases = {
-      {Major::kK,
-       Major::kK,
-       {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
-       {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
-      {Major::kM,
-       Major::kK,
-       {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
-       {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
-      {Major::kK,
-       Major::kN,
-       {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
-       {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
-      {Major::kM,
-       Major::kN,
-       {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
-       {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
+  const KernelTuning tile = pinned(128, 128, false, 1, 1, 3);
+  const KernelTuning along_m = pinned(128, 128, false, 2, 1, 3);
+  const KernelTuning along_n = pinned(128, 128, false, 1, 2, 3);
+  const std::vector<std::pair<TmaCase, KernelTuning>> cases = {
+      {{Major::kK,
+        Major::kK,
+        {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
+        {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
+       tile},
+      {{Major::kM,
+        Major::kK,
+        {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
+        {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
+       tile},
+      {{Major::kK,
+        Major::kN,
+        {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
+        {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
+       tile},
+      {{Major::kM,
+        Major::kN,
+        {0, 0, 2, {1, 2, 0}, {64, 64, 1}, 128},
+        {1, 1, 2, {1, 2, 0}, {64, 64, 1}, 128}},
+       tile},
+      {{Major::kK,
+        Major::kK,
+        {0, 0, 2, {2, 1, 0}, {64, 128, 1}, 128},
+        {1, 1, 2, {2, 1, 0}, {64, 64, 1}, 128}},
+       along_m},
+      {{Major::kK,
+        Major::kK,
+        {0, 0, 2, {2, 1, 0}, {64, 64, 1}, 128},
+        {1, 1, 2, {2, 1, 0}, {64, 128, 1}, 128}},
+       along_n},
   };
-  for (const auto& t : cases) {
+  for (const auto& [t, tuning] : cases) {
     Graph g = make_graph({.name = "tma", .a_major = t.a_major, .b_major = t.b_major});
-    auto recipe = recipe_of(g);
+    auto recipe = recipe_of(g, tuning);
     ASSERT_TRUE(recipe);
     auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
     ASSERT_TRUE(source) << source.status().message();
     ASSERT_EQ(source->tma.size(), 2u);
+    SCOPED_TRACE(recipe::describe(recipe->config));
     EXPECT_EQ(source->tma[0], t.a) << fusion::to_string(t.a_major);
     EXPECT_EQ(source->tma[1], t.b) << fusion::to_string(t.b_major);
-    // Ring of 3 stages of 32 KB, barriers, 1 KB alignment slack.
-    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 24 + 1024);
+    // Ring of 3 stages of 32 KB, a full and an empty barrier each, 1 KB alignment slack.
+    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 48 + 1024);
   }
 }
 
 TEST(KernelSource, GatedMlpSharesTheATile) {
   Graph g = make_graph({.name = "gated", .gated = true});
-  auto recipe = recipe_of(g);
+  auto recipe = recipe_of(g, pinned(128, 128, false, 1, 1));
   ASSERT_TRUE(recipe);
   auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
   ASSERT_TRUE(source) << source.status().message();
   ASSERT_EQ(source->tma.size(), 3u);  // A once, B0, B1
-  EXPECT_EQ(source->tma[1].box, (std::array<std::uint32_t, 3>{64, 64, 1}));
+  EXPECT_EQ(source->tma[1].box, (std::array<std::uint32_t, 3>{64, 128, 1}));
   EXPECT_NE(source->source.find("kGemmA[kGemmCount] = {0, 0};"), std::string::npos);
   EXPECT_NE(source->source.find("kGemmB[kGemmCount] = {1, 2};"), std::string::npos);
 }
@@ -376,7 +511,9 @@ std::optional<recipe::Recipe> edited_recipe(const GemmCase& c,
   FusionProgram program = *recipe->program;
   edit(program);
   auto shared = std::make_shared<const FusionProgram>(std::move(program));
-  auto edited = recipe::make_recipe(shared, recipe::choose_kernel_config(*shared));
+  // The config chosen for the program before the edit: the generator sees what the gate and
+  // the cost model would never pass it.
+  auto edited = recipe::make_recipe(shared, recipe->config);
   if (!edited) return std::nullopt;
   return std::move(edited).value();
 }
@@ -451,7 +588,9 @@ TEST(KernelSource, Examples) {
     ASSERT_TRUE(analysis);
     if (analysis->decline || recipe::check_support(analysis->program)) continue;
     auto program = std::make_shared<const FusionProgram>(std::move(analysis->program));
-    auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program));
+    auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors);
+    ASSERT_TRUE(config) << config.status().message();
+    auto recipe = recipe::make_recipe(program, config.value());
     ASSERT_TRUE(recipe) << recipe.status().message();
     auto source =
         generate_kernel_source(recipe.value(), fusedgemm_test::stand_in_epilogue(recipe.value()));
@@ -473,7 +612,8 @@ TEST(KernelSource, EmbedsTheKernelHeaders) {
   for (const char* name :
        {"kernels/gemm_sm90.cuh", "kernels/gemm_sm90_block_scale.cuh",
         "kernels/gemm_sm90_config.cuh", "kernels/epilogue_contract.cuh", "kernels/kernel_args.h",
-        "kernels/ptx/wgmma.cuh", "kernels/ptx/tma.cuh"}) {
+        "kernels/tile_scheduler.cuh", "kernels/ptx/wgmma.cuh", "kernels/ptx/tma.cuh",
+        "kernels/ptx/cluster.cuh", "kernels/ptx/registers.cuh"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));

@@ -23,7 +23,7 @@ struct PtxasReport {
   int stack_frame_bytes = -1;
   int spill_store_bytes = -1;
   int spill_load_bytes = -1;
-  bool wgmma_serialized = false;  // ptxas warning C7510/C7515...: wgmma lost its pipelining
+  bool wgmma_serialized = false;  // a ptxas C75xx warning: wgmma or setmaxnreg lost
 };
 
 // nullopt when this build has no NVRTC (FUSEDGEMM_TEST_NVRTC is 0).
@@ -73,8 +73,8 @@ inline std::optional<PtxasReport> compile_sm90a(const fusedgemm::codegen::Kernel
   report.spill_store_bytes =
       detail::match_int(report.log, std::regex(R"((\d+) bytes spill stores)"));
   report.spill_load_bytes = detail::match_int(report.log, std::regex(R"((\d+) bytes spill loads)"));
-  report.wgmma_serialized =
-      report.log.find("wgmma.mma_async instructions are serialized") != std::string::npos;
+  // Any C75xx warning: wgmma serialized (C7510, C7515, C7520), setmaxnreg ignored (C7508).
+  report.wgmma_serialized = report.log.find("Potential Performance Loss") != std::string::npos;
   return report;
 }
 

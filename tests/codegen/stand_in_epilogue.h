@@ -25,8 +25,8 @@ inline fusedgemm::codegen::EpilogueCode stand_in_epilogue(const fusedgemm::recip
   float* data = static_cast<float*>(out.data);
 #pragma unroll
   for (int i = 0; i < Frag::kCount; ++i) {{
-    const long long row = tile.m0 + Frag::row(i, threadIdx.x);
-    const long long col = tile.n0 + Frag::col(i, threadIdx.x);
+    const long long row = tile.m0 + Frag::row(i, threadIdx.x % 128);
+    const long long col = tile.n0 + Frag::col(i, threadIdx.x % 128);
     if (row < args.m && col < args.n) {{
       data[tile.batch * out.stride[0] + row * out.stride[1] + col * out.stride[2]] = acc[0][i];
     }}

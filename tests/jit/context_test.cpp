@@ -31,13 +31,13 @@ std::shared_ptr<Context> make_context(const std::filesystem::path& cache_dir,
 TEST(JitContext, CompilesThenHitsMemoryThenDiskInANewContext) {
   const TempDir dir;
   const std::shared_ptr<Context> first = make_context(dir.path());
-  const Result<CompileResult> compiled = first->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> compiled = first->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
   EXPECT_EQ(compiled->outcome, CacheOutcome::kCompiled);
   EXPECT_TRUE(compiled->warning.empty()) << compiled->warning;
   EXPECT_TRUE(std::filesystem::exists(KernelCache(dir.path(), 1).entry_path(compiled->key)));
 
-  const Result<CompileResult> again = first->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> again = first->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->outcome, CacheOutcome::kMemoryHit);
   EXPECT_EQ(again->kernel, compiled->kernel);  // the same object, not a copy
@@ -45,7 +45,7 @@ TEST(JitContext, CompilesThenHitsMemoryThenDiskInANewContext) {
   EXPECT_EQ(first->counters().memory_hits, 1);
 
   const std::shared_ptr<Context> second = make_context(dir.path());
-  const Result<CompileResult> loaded = second->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> loaded = second->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
   EXPECT_EQ(loaded->outcome, CacheOutcome::kDiskHit);
   EXPECT_EQ(loaded->key, compiled->key);
@@ -60,7 +60,7 @@ TEST(JitContext, CompilesThenHitsMemoryThenDiskInANewContext) {
 TEST(JitContext, CorruptEntryIsRecompiledAndReplaced) {
   const TempDir dir;
   const Result<CompileResult> compiled =
-      make_context(dir.path())->compile(tiny_kernel(), CompileOptions{}, 0);
+      make_context(dir.path())->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
   const std::filesystem::path path = KernelCache(dir.path(), 1).entry_path(compiled->key);
   const std::string good = read_file(path);
@@ -69,7 +69,7 @@ TEST(JitContext, CorruptEntryIsRecompiledAndReplaced) {
   write_file(path, bad);
 
   const std::shared_ptr<Context> context = make_context(dir.path());
-  const Result<CompileResult> recompiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> recompiled = context->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(recompiled.is_ok()) << recompiled.status().message();
   EXPECT_EQ(recompiled->outcome, CacheOutcome::kCompiled);
   EXPECT_EQ(context->counters().corrupt_entries, 1);
@@ -85,7 +85,7 @@ TEST(JitContext, UnwritableCacheStillReturnsTheKernelWithAWarningAndDumps) {
   ContextOptions options;
   options.dump_dir = dir.path() / "dumps";
   const std::shared_ptr<Context> context = make_context(dir.path() / "file" / "cache", options);
-  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
   EXPECT_EQ(compiled->outcome, CacheOutcome::kCompiled);
   EXPECT_FALSE(compiled->kernel->cubin.empty());
@@ -111,11 +111,11 @@ TEST(JitContext, DisabledCacheSkipsTheDiskButKeepsMemory) {
   ContextOptions options;
   options.disable_cache = true;
   const std::shared_ptr<Context> context = make_context(dir.path() / "cache", options);
-  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{}, 0);
+  const Result<CompileResult> compiled = context->compile(tiny_kernel(), CompileOptions{});
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
   EXPECT_TRUE(compiled->warning.empty()) << compiled->warning;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache"));
-  EXPECT_EQ(context->compile(tiny_kernel(), CompileOptions{}, 0)->outcome,
+  EXPECT_EQ(context->compile(tiny_kernel(), CompileOptions{})->outcome,
             CacheOutcome::kMemoryHit);
 }
 
@@ -127,7 +127,7 @@ TEST(JitContext, ConcurrentCompilesOfOneSourceCompileOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back(
-        [&, i] { results[i] = context->compile(tiny_kernel(), CompileOptions{}, 0); });
+        [&, i] { results[i] = context->compile(tiny_kernel(), CompileOptions{}); });
   }
   for (std::thread& thread : threads) thread.join();
   int compiled = 0;
@@ -148,12 +148,12 @@ TEST(JitContext, FailedCompileIsReportedToEveryCallerAndNotRemembered) {
   const std::shared_ptr<Context> context = make_context(dir.path() / "cache", options);
   KernelSource broken = tiny_kernel();
   broken.code = "this is not CUDA\n";
-  const Result<CompileResult> first = context->compile(broken, CompileOptions{}, 0);
+  const Result<CompileResult> first = context->compile(broken, CompileOptions{});
   ASSERT_FALSE(first.is_ok());
   EXPECT_EQ(first.status().code(), ErrorCode::kCompile);
   EXPECT_NE(first.status().message().find((dir.path() / "dumps").string()), std::string::npos)
       << first.status().message();
-  EXPECT_FALSE(context->compile(broken, CompileOptions{}, 0).is_ok());
+  EXPECT_FALSE(context->compile(broken, CompileOptions{}).is_ok());
   EXPECT_EQ(context->counters().compiles, 2);
   EXPECT_EQ(context->counters().memory_hits, 0);
 }

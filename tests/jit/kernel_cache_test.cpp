@@ -20,8 +20,8 @@ using testing::write_file;
 constexpr NvrtcVersion kNvrtc{13, 0};
 
 std::string key_of(const KernelSource& source, const CompileOptions& options,
-                   NvrtcVersion nvrtc = kNvrtc, int driver = 0) {
-  return cache_key(source, options, nvrtc, driver).value();
+                   NvrtcVersion nvrtc = kNvrtc) {
+  return cache_key(source, options, nvrtc).value();
 }
 
 // A stand-in for a compiled kernel: the loader checks only the ELF magic of the cubin.
@@ -72,7 +72,6 @@ TEST(KernelCacheKey, ChangesWithEveryInputThatDecidesTheCubin) {
   other_options.arch = "sm_90";
   expect_new(key_of(source, other_options), "arch");
   expect_new(key_of(source, options, NvrtcVersion{13, 1}), "NVRTC version");
-  expect_new(key_of(source, options, kNvrtc, 13000), "driver version");
 }
 
 TEST(KernelCacheKey, IgnoresPathsAndHeaderOrder) {
@@ -91,7 +90,7 @@ TEST(KernelCacheKey, RefusesIncludePathsAmongTheFlags) {
   for (const char* flag : {"-I/usr/local/cuda/include", "--include-path=/opt/x"}) {
     CompileOptions options;
     options.extra = {flag};
-    const Result<std::string> key = cache_key(tiny_kernel(), options, kNvrtc, 0);
+    const Result<std::string> key = cache_key(tiny_kernel(), options, kNvrtc);
     ASSERT_FALSE(key.is_ok()) << flag;
     EXPECT_EQ(key.status().code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(key.status().message().find(flag), std::string::npos) << key.status().message();

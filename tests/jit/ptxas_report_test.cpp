@@ -131,7 +131,24 @@ TEST(PtxasReport, IgnoresLinesThatAreNotPtxasInfo) {
       "ptxas info    : Used 9 registers\n"  // no function selected yet: dropped
       "\n");
   EXPECT_TRUE(report.functions.empty());
+  EXPECT_TRUE(report.performance_warnings.empty());
   EXPECT_TRUE(parse_ptxas_report("").functions.empty());
+}
+
+// The C75xx warnings (wgmma serialized, setmaxnreg ignored) are kept word for word; other
+// warnings are not.
+TEST(PtxasReport, KeepsPerformanceWarnings) {
+  const PtxasReport report = parse_ptxas_report(
+      "ptxas warning : Registers are spilled to local memory in function 'k', 8 bytes spill "
+      "stores\n"
+      "ptxas warning : (C7510) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to the presence of Extern calls in the function 'k'.\n"
+      "ptxas warning : (C7508) Potential Performance Loss: USETMAXREG instruction was ignored "
+      "in the function 'k'.\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n");
+  ASSERT_EQ(report.performance_warnings.size(), 2u);
+  EXPECT_NE(report.performance_warnings[0].find("(C7510)"), std::string::npos);
+  EXPECT_NE(report.performance_warnings[1].find("(C7508)"), std::string::npos);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ std::unique_ptr<runtime::PlanState> make_state(Flavor flavor, const FlavorShape&
     return nullptr;
   }
   auto program = std::make_shared<const fusion::FusionProgram>(analysis->program);
-  auto recipe = make_recipe(program, choose_kernel_config(*program));
+  auto recipe = make_recipe(program, choose_kernel_config(*program, 0).value());
   if (!recipe) {
     ADD_FAILURE() << recipe.status().message();
     return nullptr;

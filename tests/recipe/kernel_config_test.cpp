@@ -1,6 +1,7 @@
-// choose_kernel_config(): the tile follows the register budget of the accumulators. A
-// block-scaled program holds two fp32 fragments per GEMM (the running sum and the K block's
-// partial sum), so it takes 64 rows, and its fp8 K step is exactly one 128-wide scale block.
+// choose_kernel_config(): the cost model picks the tile by waves over the device's
+// multiprocessors, padding and shared-memory traffic; the register budget of the
+// accumulators (and of the epilogue's held values) bounds the tile of every flavor; a
+// tuning replaces its pick or is refused naming what is legal.
 #include "recipe/kernel_config.h"
 
 #include <gtest/gtest.h>
@@ -16,52 +17,183 @@ namespace {
 using test::Flavor;
 using test::FlavorShape;
 
-struct ConfigCase {
+// The H200's multiprocessors, and a smaller part of the same architecture.
+constexpr int kH200Multiprocessors = 132;
+constexpr int kSmallPart = 16;
+
+fusion::FusionProgram program_of(Flavor flavor, const FlavorShape& shape) {
+  auto fg = test::make_flavor_graph(flavor, shape);
+  EXPECT_TRUE(fg) << fg.status().message();
+  if (!fg) return {};
+  auto analysis = fusion::analyze(fg->graph);
+  EXPECT_TRUE(analysis) << analysis.status().message();
+  return analysis ? analysis->program : fusion::FusionProgram{};
+}
+
+KernelConfig chosen(const fusion::FusionProgram& program, int sm_count,
+                    const KernelTuning& tuning = {}) {
+  auto config = choose_kernel_config(program, sm_count, tuning);
+  EXPECT_TRUE(config) << config.status().message();
+  return config ? config.value() : KernelConfig{};
+}
+
+struct Choice {
   Flavor flavor;
   FlavorShape shape;
   int tile_m;
   int tile_n;
-  int tile_k;
-  int stages;
+  ConsumerSplit split;
+  int cluster_m;
+  int cluster_n;
 };
 
-TEST(KernelConfig, TileFitsTheAccumulatorsOfEachFlavor) {
-  const std::vector<ConfigCase> cases = {
-      {Flavor::kPlain, {.m = 256, .n = 256, .k = 128}, 128, 128, 64, 3},
-      {Flavor::kPlain, {.m = 64, .n = 256, .k = 128}, 64, 128, 64, 4},
-      {Flavor::kGatedMlp, {.m = 256, .n = 256, .k = 128}, 128, 64, 64, 3},
-      // 64x128: 64 + 64 registers of fragments; 8 KB of A and 16 KB of B per stage.
-      {Flavor::kBlockScaled, {.m = 256, .n = 256, .k = 384}, 64, 128, 128, 4},
-      {Flavor::kBlockScaled, {.batch = 3, .m = 200, .n = 144, .k = 272}, 64, 128, 128, 4},
-      {Flavor::kBlockScaled, {.m = 1, .n = 256, .k = 384}, 64, 128, 128, 4},
+// What the model picks for the H200 and why, shape by shape.
+TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
+  constexpr auto kM = ConsumerSplit::kM;
+  constexpr auto kN = ConsumerSplit::kN;
+  const std::vector<Choice> cases = {
+      // Full waves: 128x256, the least shared-memory traffic per MMA, in B-sharing pairs.
+      {Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096}, 128, 256, kM, 2, 1},
+      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 256, kM, 2, 1},
+      {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 128, 256, kM, 2, 1},
+      // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones.
+      {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kN, 2, 1},
+      // A decode-size M: 64-row tiles, the consumers split the columns.
+      {Flavor::kPlain, {.m = 16, .n = 4096, .k = 4096}, 64, 128, kN, 1, 2},
+      // Two GEMMs: both accumulators of 64x128 units fit 128 registers.
+      {Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096}, 128, 128, kM, 2, 1},
   };
   for (const auto& c : cases) {
-    auto fg = test::make_flavor_graph(c.flavor, c.shape);
-    ASSERT_TRUE(fg) << fg.status().message();
     SCOPED_TRACE(std::string(test::to_string(c.flavor)) + ": " + test::to_string(c.shape));
-    auto analysis = fusion::analyze(fg->graph);
-    ASSERT_TRUE(analysis) << analysis.status().message();
-    const KernelConfig config = choose_kernel_config(analysis->program);
+    const KernelConfig config = chosen(program_of(c.flavor, c.shape), kH200Multiprocessors);
+    SCOPED_TRACE(describe(config));
     EXPECT_EQ(config.tile_m, c.tile_m);
     EXPECT_EQ(config.tile_n, c.tile_n);
-    EXPECT_EQ(config.tile_k, c.tile_k);
-    EXPECT_EQ(config.stages, c.stages);
-    EXPECT_EQ(config.threads, 128);
+    EXPECT_EQ(config.split, c.split);
+    EXPECT_EQ(config.cluster_m, c.cluster_m);
+    EXPECT_EQ(config.cluster_n, c.cluster_n);
+    EXPECT_EQ(config.threads, 384);
+    EXPECT_EQ(config.sm_count, kH200Multiprocessors);
   }
 }
 
-// Two block-scaled GEMMs sharing A: 64x64, so 2 GEMMs x 2 fragments x 32 fit 128 registers.
-TEST(KernelConfig, TwoBlockScaledGemmsTakeTileN64) {
-  auto fg = test::make_flavor_graph(Flavor::kBlockScaled, {.m = 256, .n = 256, .k = 256});
-  ASSERT_TRUE(fg) << fg.status().message();
-  auto analysis = fusion::analyze(fg->graph);
-  ASSERT_TRUE(analysis) << analysis.status().message();
-  fusion::FusionProgram program = analysis->program;
+// The multiprocessor count is the device's: fewer SMs fill with fewer, larger tiles.
+TEST(KernelConfig, FollowsTheDevicesMultiprocessorCount) {
+  const auto program = program_of(Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024});
+  const KernelConfig many = chosen(program, kH200Multiprocessors);
+  const KernelConfig few = chosen(program, kSmallPart);
+  EXPECT_LT(many.tile_m * many.tile_n, few.tile_m * few.tile_n)
+      << describe(many) << " vs " << describe(few);
+  EXPECT_EQ(few.tile_m * few.tile_n, 128 * 256) << describe(few);
+}
+
+// Every flavor's tile keeps the accumulators (two fragments when block-scaled) within 128
+// per consumer thread, fills the ring with as many stages as fit, and passes the legality
+// check the generator applies.
+TEST(KernelConfig, EveryFlavorFitsTheRegisterBudget) {
+  for (const Flavor flavor : test::all_flavors()) {
+    for (const FlavorShape& shape : {FlavorShape{.m = 256, .n = 256, .k = 384},
+                                     FlavorShape{.m = 4096, .n = 4096, .k = 4096}}) {
+      SCOPED_TRACE(std::string(test::to_string(flavor)) + ": " + test::to_string(shape));
+      const auto program = program_of(flavor, shape);
+      const KernelConfig config = chosen(program, kH200Multiprocessors);
+      SCOPED_TRACE(describe(config));
+      EXPECT_FALSE(config_violation(program, config).has_value());
+      const bool block_scaled = program.operands[0].block_scale.has_value();
+      const int fragments = block_scaled ? 2 : 1;
+      EXPECT_LE(fragments * static_cast<int>(program.gemms.size()) * config.unit_m() *
+                    config.unit_n() / 128,
+                128);
+      if (block_scaled) {
+        EXPECT_EQ(config.tile_k, 128);  // one K step per 128-wide scale block
+        EXPECT_EQ(config.unit_m(), 64);
+        EXPECT_LE(config.tile_n, 128);
+      }
+      // One more stage would not fit next to the epilogue's scratch.
+      KernelConfig deeper = config;
+      ++deeper.stages;
+      EXPECT_TRUE(deeper.stages > 8 || config_violation(program, deeper).has_value());
+    }
+  }
+}
+
+// Two block-scaled GEMMs sharing A: 64x64 units, so 2 GEMMs x 2 fragments x 32 fit.
+TEST(KernelConfig, TwoBlockScaledGemmsTakeNarrowUnits) {
+  fusion::FusionProgram program =
+      program_of(Flavor::kBlockScaled, {.m = 4096, .n = 4096, .k = 4096});
   program.gemms.push_back(program.gemms.front());  // a second GEMM over the same operands
-  const KernelConfig config = choose_kernel_config(program);
-  EXPECT_EQ(config.tile_m, 64);
-  EXPECT_EQ(config.tile_n, 64);
+  const KernelConfig config = chosen(program, kH200Multiprocessors);
+  EXPECT_EQ(config.unit_m(), 64);
+  EXPECT_EQ(config.unit_n(), 64);
   EXPECT_EQ(config.tile_k, 128);
+}
+
+// Five GEMMs fit no tile: the generator's limit, a decline (kUnavailable, kernel_config).
+TEST(KernelConfig, AProgramNoTileFitsIsUnavailable) {
+  fusion::FusionProgram program = program_of(Flavor::kGatedMlp, {.m = 256, .n = 256, .k = 64});
+  while (program.gemms.size() < 5) program.gemms.push_back(program.gemms.front());
+  auto config = choose_kernel_config(program, kH200Multiprocessors);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(config.status().message().find("kernel_config: graph"), std::string::npos)
+      << config.status().message();
+}
+
+TEST(KernelConfig, TuningReplacesThePick) {
+  const auto program = program_of(Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096});
+  KernelTuning tuning;
+  tuning.tile_m = 256;
+  tuning.tile_n = 128;
+  tuning.cluster_m = 1;
+  tuning.cluster_n = 2;
+  tuning.stages = 3;
+  tuning.dependent_launch = true;
+  const KernelConfig config = chosen(program, kH200Multiprocessors, tuning);
+  EXPECT_EQ(config.tile_m, 256);
+  EXPECT_EQ(config.tile_n, 128);
+  EXPECT_EQ(config.cluster_n, 2);
+  EXPECT_EQ(config.stages, 3);
+  EXPECT_TRUE(config.dependent_launch);
+  // A field left open is the model's: the tile alone pinned, the cluster still chosen.
+  KernelTuning tile_only;
+  tile_only.tile_n = 128;
+  const KernelConfig open = chosen(program, kH200Multiprocessors, tile_only);
+  EXPECT_EQ(open.tile_n, 128);
+  EXPECT_EQ(open.cluster_ctas(), 2);
+}
+
+TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
+  const auto program = program_of(Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096});
+  KernelTuning tuning;
+  tuning.tile_m = 128;
+  tuning.tile_n = 256;  // two GEMMs of 64x256 units: 256 accumulators
+  auto config = choose_kernel_config(program, kH200Multiprocessors, tuning);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(config.status().message().find("kernel_tuning"), std::string::npos);
+  EXPECT_NE(config.status().message().find("2 GEMM(s) x 1 fragment(s) x 128 accumulators"),
+            std::string::npos)
+      << config.status().message();
+  EXPECT_NE(config.status().message().find("legal: at most 128"), std::string::npos);
+}
+
+// The raster band minimises the panels the resident clusters read: about
+// sqrt(clusters x height_n / height_m) cluster-tile rows, within [1, rows].
+TEST(KernelConfig, RasterGroupBalancesThePanels) {
+  KernelConfig c;
+  c.tile_m = 128;
+  c.tile_n = 256;
+  c.cluster_m = 2;
+  // 66 clusters of 256x256 cluster tiles: sqrt(66) ~ 8 rows per band.
+  EXPECT_EQ(raster_group(c, {1, 8192, 8192, 8192}, 66), 8);
+  // Only 2 cluster-tile rows: the band is all of them.
+  EXPECT_EQ(raster_group(c, {1, 512, 8192, 8192}, 66), 2);
+  EXPECT_EQ(raster_group(c, {1, 1, 1, 1}, 0), 1);
+  c.cluster_m = 1;
+  c.tile_m = 256;
+  c.tile_n = 128;
+  // Taller tiles, shorter bands: sqrt(132 x 128 / 256) ~ 8.
+  EXPECT_EQ(raster_group(c, {1, 8192, 8192, 8192}, 132), 8);
 }
 
 }  // namespace

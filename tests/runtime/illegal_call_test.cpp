@@ -151,6 +151,11 @@ TEST(IllegalCall, WorkspaceMissingShortOrMisaligned) {
     if (table[i].id == "workspace") row = static_cast<int>(i);
   }
   ASSERT_GE(row, 0);
+  // Batch 2 of 72 x 200: one group per (batch, M unit), of every N unit.
+  const auto& config = runtime::PlanAccess::state(plan.value()).recipe.config;
+  const std::string groups =
+      fmt::format("'T_add' {} group(s) of {} unit(s)", 2 * ((72 + config.unit_m() - 1) / config.unit_m()),
+                  (200 + config.unit_n() - 1) / config.unit_n());
   std::uint64_t expected = 0;
   for (const auto& [ws, seen] : refused) {
     SCOPED_TRACE(seen);
@@ -162,7 +167,7 @@ TEST(IllegalCall, WorkspaceMissingShortOrMisaligned) {
     EXPECT_NE(s.message().find(fmt::format("needed: {} bytes", needed.value())), std::string::npos)
         << s.message();
     EXPECT_NE(s.message().find("; legal: "), std::string::npos) << s.message();
-    EXPECT_NE(s.message().find("'T_add' 2 group(s) of 2 CTA(s)"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(groups), std::string::npos) << s.message();
     EXPECT_TRUE(call->all_canary());
     EXPECT_EQ(deferral_map(plan.value())["workspace"], ++expected);
     const Verdict v = plan->explain(bound.value(), ws);

@@ -145,12 +145,12 @@ const std::vector<IllegalCase>& illegal_cases() {
          // 63 fp4 values are 31.5 bytes: counting whole bytes (32) must not hide it.
          return Changes{{"A", view(c, "A", {1, 64, 64}, {64 * 63, 63, 1})}};
        }},
-      {"grid_extent", nullptr, nullptr, "grid of (1, 1, 70000)", Flavor::kPlain, kPlain,
+      {"grid_extent", nullptr, nullptr, "M at most", Flavor::kPlain, kPlain,
        [](CallBuffers& c) {
          // Refused before any memory is touched, so views larger than the buffers are safe.
-         return Changes{{"A", view(c, "A", {70000, 72, 64}, {72 * 64, 64, 1})},
-                        {"B", view(c, "B", {70000, 64, 100}, {64 * 100, 1, 64})},
-                        {"D", view(c, "D", {70000, 72, 100}, {7200, 100, 1})}};
+         constexpr std::int64_t kM = std::int64_t{1} << 31;
+         return Changes{{"A", view(c, "A", {1, kM, 64}, {kM * 64, 64, 1})},
+                        {"D", view(c, "D", {1, kM, 100}, {kM * 100, 100, 1})}};
        }},
       {"buffer_overlap", "output", "D", "shares memory with role A 'A'", Flavor::kPlain, kPlain,
        [](CallBuffers& c) {

@@ -31,6 +31,15 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned
                : "memory");
 }
 
+// One arrival on the barrier at `remote_bar`, a shared::cluster address (ptx::map_to_rank)
+// of this or another CTA of the cluster, releasing this thread's earlier accesses at
+// cluster scope: how a consumer hands a stage back to every CTA that fills it.
+//   PTX: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];   PTX ISA 8.0, sm_90.
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned remote_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar)
+               : "memory");
+}
+
 // True once the phase with parity `parity` has completed; may time out and return false
 // (a hardware-bounded wait), so callers loop.
 //   PTX: mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;   PTX ISA 7.8, sm_90.

@@ -22,6 +22,22 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const void* tensor_map
       : "memory");
 }
 
+// As tma_load_3d, but the box lands at `dst` in every CTA of the cluster whose rank bit is
+// set in `cta_mask`, and completes its bytes on the barrier at `bar` in each of them (the
+// same shared-memory offsets in every CTA).
+//   PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
+//            .multicast::cluster [dstMem], [tensorMap, {c0, c1, c2}], [mbar], ctaMask;
+//   PTX ISA 8.0, sm_90a.
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const void* tensor_map,
+                                                      unsigned bar, int c0, int c1, int c2,
+                                                      unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(tensor_map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
 // Brings a tensor map into the descriptor cache ahead of the first copy that names it.
 //   PTX: prefetch.tensormap [a];   PTX ISA 8.0, sm_90.
 __device__ __forceinline__ void tma_prefetch_descriptor(const void* tensor_map) {

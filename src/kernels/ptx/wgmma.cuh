@@ -39,33 +39,46 @@ enum class MmaType : int { kBf16, kF16, kE4M3, kE5M2 };
 // Bytes of K one MMA consumes per row: k16 for 2-byte types, k32 for 1-byte types.
 inline constexpr int kWgmmaKBytes = 32;
 
-// The accumulator list and its "+f" operands for N = 64 (32 registers) and N = 128 (64).
-#define FG_WGMMA_D_N64                                                                    \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, " \
-  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define FG_WGMMA_D_N128                                                                     \
-  FG_WGMMA_D_N64                                                                            \
-  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, " \
-  "%49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+// The accumulator list of wgmma.mma_async and its "+f" operands, 32 registers (N = 64) at
+// a time: N = 64, 128, 192 and 256 take chunks 0, 0-1, 0-2 and 0-3.
+#define FG_WGMMA_D0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define FG_WGMMA_D1 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define FG_WGMMA_D2 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define FG_WGMMA_D3 ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define FG_WGMMA_D_N64 FG_WGMMA_D0
+#define FG_WGMMA_D_N128 FG_WGMMA_D0 FG_WGMMA_D1
+#define FG_WGMMA_D_N192 FG_WGMMA_D0 FG_WGMMA_D1 FG_WGMMA_D2
+#define FG_WGMMA_D_N256 FG_WGMMA_D0 FG_WGMMA_D1 FG_WGMMA_D2 FG_WGMMA_D3
 #define FG_WGMMA_OUT8(d, i)                                                                       \
   "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
       "+f"(d[i + 6]), "+f"(d[i + 7])
-#define FG_WGMMA_OUT_N64(d) \
-  FG_WGMMA_OUT8(d, 0), FG_WGMMA_OUT8(d, 8), FG_WGMMA_OUT8(d, 16), FG_WGMMA_OUT8(d, 24)
-#define FG_WGMMA_OUT_N128(d)                                                             \
-  FG_WGMMA_OUT_N64(d), FG_WGMMA_OUT8(d, 32), FG_WGMMA_OUT8(d, 40), FG_WGMMA_OUT8(d, 48), \
-      FG_WGMMA_OUT8(d, 56)
-// Operands after the accumulators: a-desc, b-desc, scale-d, then (16-bit types) the two
-// transpose immediates.
+#define FG_WGMMA_OUT32(d, i) \
+  FG_WGMMA_OUT8(d, i), FG_WGMMA_OUT8(d, i + 8), FG_WGMMA_OUT8(d, i + 16), FG_WGMMA_OUT8(d, i + 24)
+#define FG_WGMMA_OUT_N64(d) FG_WGMMA_OUT32(d, 0)
+#define FG_WGMMA_OUT_N128(d) FG_WGMMA_OUT_N64(d), FG_WGMMA_OUT32(d, 32)
+#define FG_WGMMA_OUT_N192(d) FG_WGMMA_OUT_N128(d), FG_WGMMA_OUT32(d, 64)
+#define FG_WGMMA_OUT_N256(d) FG_WGMMA_OUT_N192(d), FG_WGMMA_OUT32(d, 96)
+// Operands after the N / 2 accumulators: a-desc, b-desc, scale-d, then (16-bit types) the
+// two transpose immediates.
 #define FG_WGMMA_SCALE_N64 "%34"
 #define FG_WGMMA_ARGS_N64 "%32, %33, p, 1, 1"
 #define FG_WGMMA_TRANS_N64 ", %35, %36"
 #define FG_WGMMA_SCALE_N128 "%66"
 #define FG_WGMMA_ARGS_N128 "%64, %65, p, 1, 1"
 #define FG_WGMMA_TRANS_N128 ", %67, %68"
+#define FG_WGMMA_SCALE_N192 "%98"
+#define FG_WGMMA_ARGS_N192 "%96, %97, p, 1, 1"
+#define FG_WGMMA_TRANS_N192 ", %99, %100"
+#define FG_WGMMA_SCALE_N256 "%130"
+#define FG_WGMMA_ARGS_N256 "%128, %129, p, 1, 1"
+#define FG_WGMMA_TRANS_N256 ", %131, %132"
 
-// One wgmma.mma_async: N (64 or 128), K shape token (k16 or k32), the two type names, the
-// transpose operand text ("" for fp8) and the extra inputs (the transpose immediates).
+// One wgmma.mma_async: N, K shape token (k16 or k32), the two type names, the transpose
+// operand text ("" for fp8) and the extra inputs (the transpose immediates).
 #define FG_WGMMA(N, K, TA, TB, TRANS, ...)                                               \
   asm volatile(                                                                          \
       "{\n"                                                                              \
@@ -80,6 +93,25 @@ inline constexpr int kWgmmaKBytes = 32;
       : "l"(desc_a), "l"(desc_b), "r"(scale_d)__VA_ARGS__)
 #define FG_WGMMA_16BIT(N, T) FG_WGMMA(N, k16, T, T, FG_WGMMA_TRANS_N##N, , "n"(TransA), "n"(TransB))
 #define FG_WGMMA_FP8(N, TA, TB) FG_WGMMA(N, k32, TA, TB, "")
+// Every type combination of one N.
+#define FG_WGMMA_ALL_TYPES(N)              \
+  if constexpr (TypeA == MmaType::kBf16)   \
+    FG_WGMMA_16BIT(N, bf16);               \
+  else if constexpr (TypeA == MmaType::kF16) \
+    FG_WGMMA_16BIT(N, f16);                \
+  else if constexpr (e4a && e4b)           \
+    FG_WGMMA_FP8(N, e4m3, e4m3);           \
+  else if constexpr (e4a)                  \
+    FG_WGMMA_FP8(N, e4m3, e5m2);           \
+  else if constexpr (e4b)                  \
+    FG_WGMMA_FP8(N, e5m2, e4m3);           \
+  else                                     \
+    FG_WGMMA_FP8(N, e5m2, e5m2)
+
+// The N a wgmma wrapper below covers.
+__host__ __device__ constexpr bool wgmma_n_supported(int n) {
+  return n == 64 || n == 128 || n == 192 || n == 256;
+}
 
 // d[0 .. N/2) (+)= A(64 x K) * B(N x K)^T over one K step of kWgmmaKBytes bytes, with the
 // m64nNk{16,32} f32 accumulator fragment in `d` (kernels/epilogue_contract.cuh).
@@ -94,7 +126,8 @@ inline constexpr int kWgmmaKBytes = 32;
 template <int N, MmaType TypeA, MmaType TypeB, int TransA, int TransB>
 __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(N == 64 || N == 128, "wgmma wrapper covers N = 64 and 128: add the shape here");
+  static_assert(wgmma_n_supported(N),
+                "wgmma wrapper covers N = 64, 128, 192 and 256: add the shape here");
   constexpr bool k16 = TypeA == MmaType::kBf16 || TypeA == MmaType::kF16;
   static_assert(!k16 || TypeA == TypeB, "16-bit wgmma needs A and B of one type: cast one side");
   static_assert(k16 || TypeB == MmaType::kE4M3 || TypeB == MmaType::kE5M2,
@@ -106,47 +139,45 @@ __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long des
   constexpr bool e4a = TypeA == MmaType::kE4M3;
   constexpr bool e4b = TypeB == MmaType::kE4M3;
   if constexpr (N == 64) {
-    if constexpr (TypeA == MmaType::kBf16)
-      FG_WGMMA_16BIT(64, bf16);
-    else if constexpr (TypeA == MmaType::kF16)
-      FG_WGMMA_16BIT(64, f16);
-    else if constexpr (e4a && e4b)
-      FG_WGMMA_FP8(64, e4m3, e4m3);
-    else if constexpr (e4a)
-      FG_WGMMA_FP8(64, e4m3, e5m2);
-    else if constexpr (e4b)
-      FG_WGMMA_FP8(64, e5m2, e4m3);
-    else
-      FG_WGMMA_FP8(64, e5m2, e5m2);
+    FG_WGMMA_ALL_TYPES(64);
+  } else if constexpr (N == 128) {
+    FG_WGMMA_ALL_TYPES(128);
+  } else if constexpr (N == 192) {
+    FG_WGMMA_ALL_TYPES(192);
   } else {
-    if constexpr (TypeA == MmaType::kBf16)
-      FG_WGMMA_16BIT(128, bf16);
-    else if constexpr (TypeA == MmaType::kF16)
-      FG_WGMMA_16BIT(128, f16);
-    else if constexpr (e4a && e4b)
-      FG_WGMMA_FP8(128, e4m3, e4m3);
-    else if constexpr (e4a)
-      FG_WGMMA_FP8(128, e4m3, e5m2);
-    else if constexpr (e4b)
-      FG_WGMMA_FP8(128, e5m2, e4m3);
-    else
-      FG_WGMMA_FP8(128, e5m2, e5m2);
+    FG_WGMMA_ALL_TYPES(256);
   }
 }
 
+#undef FG_WGMMA_ALL_TYPES
 #undef FG_WGMMA_FP8
 #undef FG_WGMMA_16BIT
 #undef FG_WGMMA
-#undef FG_WGMMA_TRANS_N128
-#undef FG_WGMMA_ARGS_N128
-#undef FG_WGMMA_SCALE_N128
 #undef FG_WGMMA_TRANS_N64
 #undef FG_WGMMA_ARGS_N64
 #undef FG_WGMMA_SCALE_N64
-#undef FG_WGMMA_OUT_N128
 #undef FG_WGMMA_OUT_N64
-#undef FG_WGMMA_OUT8
-#undef FG_WGMMA_D_N128
 #undef FG_WGMMA_D_N64
+#undef FG_WGMMA_TRANS_N128
+#undef FG_WGMMA_ARGS_N128
+#undef FG_WGMMA_SCALE_N128
+#undef FG_WGMMA_OUT_N128
+#undef FG_WGMMA_D_N128
+#undef FG_WGMMA_TRANS_N192
+#undef FG_WGMMA_ARGS_N192
+#undef FG_WGMMA_SCALE_N192
+#undef FG_WGMMA_OUT_N192
+#undef FG_WGMMA_D_N192
+#undef FG_WGMMA_TRANS_N256
+#undef FG_WGMMA_ARGS_N256
+#undef FG_WGMMA_SCALE_N256
+#undef FG_WGMMA_OUT_N256
+#undef FG_WGMMA_D_N256
+#undef FG_WGMMA_OUT32
+#undef FG_WGMMA_OUT8
+#undef FG_WGMMA_D0
+#undef FG_WGMMA_D1
+#undef FG_WGMMA_D2
+#undef FG_WGMMA_D3
 
 }  // namespace fusedgemm::kernels::ptx

@@ -7,9 +7,9 @@
 #include "kernels/pointwise.cuh"
 #include "kernels/tap_commit.cuh"
 
-// Shared memory (bytes) the mainloop passes as smem_scratch, 16-byte aligned.
-// Taps stage their CTA partials here (and column taps 4 warps x TileN floats); sized for tiles up to 128x128.
-constexpr int kEpilogueScratchBytes = 4112;
+// Shared memory (bytes) the mainloop passes each consumer warpgroup as smem_scratch, 16-byte aligned.
+// Taps stage their unit partials here (and column taps 4 warps x UnitN floats); sized for units up to 64x128.
+constexpr int kEpilogueScratchBytes = 3600;
 
 template <int TileM, int TileN>
 __device__ __forceinline__ void fusedgemm_epilogue(
@@ -19,7 +19,7 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   namespace fk = fusedgemm::kernels;
   using Frag = fk::Fragment<TileM, TileN>;
   using Slots = fk::FragmentSlots<TileM, TileN>;
-  static_assert(TileN <= 128, "fusedgemm_epilogue: kEpilogueScratchBytes holds column taps of tiles up to 128 wide; regenerate for the wider tile");
+  static_assert(TileN <= 128, "fusedgemm_epilogue: kEpilogueScratchBytes holds column taps of units up to 128 wide; regenerate for the wider unit");
   const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
   float tap0[Slots::kRows];

@@ -1,0 +1,82 @@
+// The persistent grid's static tile schedule: which output tile each CTA computes next.
+// Host and device code (the host's tests walk the same schedule, tests/kernels/); no
+// headers (NVRTC).
+//
+// The problem's CTA tiles (TileM x TileN, over batch x ceil(M / TileM) x ceil(N / TileN))
+// are grouped into cluster tiles of ClusterM x ClusterN CTA tiles, one per cluster (the
+// CTA of rank r takes CTA tile r of its cluster tile, M first). Cluster c of C runs cluster
+// tiles c, c + C, c + 2C, ... so every cluster tile is run once by one cluster, whatever C.
+//
+// Order (grouped rasterization): the batch is folded into the tile index, slowest; inside a
+// batch, cluster tiles run in bands of `group` cluster-tile rows, and inside a band column by
+// column, each column top to bottom:
+//
+//   group 2, 4 x 3 cluster tiles:   0 2 4
+//                                   1 3 5
+//                                   6 8 10
+//                                   7 9 11
+//
+// so the CTAs resident at one time read `group` row panels of A and about C / group column
+// panels of B, instead of one row panel and C column panels: the host sizes `group` so that
+// both stay in L2 (recipe/kernel_config.cpp, raster_group). A CTA tile of a cluster tile that
+// lies past the problem's edge (an odd count of M tiles under a 2-CTA cluster) is still run:
+// its CTA takes part in the cluster's shared loads, and its epilogue writes nothing.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FG_HOST_DEVICE __host__ __device__
+#else
+#define FG_HOST_DEVICE
+#endif
+
+namespace fusedgemm::kernels {
+
+// A CTA tile: its batch and its place in units of whole tiles.
+struct TileIndex {
+  long long batch;
+  long long m;  // tile row: rows [m * TileM, (m + 1) * TileM)
+  long long n;  // tile column
+};
+
+template <int ClusterM, int ClusterN>
+struct TileScheduler {
+  static_assert(ClusterM >= 1 && ClusterN >= 1 && ClusterM * ClusterN <= 2,
+                "clusters of 1 or 2 CTAs: change choose_kernel_config");
+
+  long long tiles_m;     // CTA tiles along M
+  long long tiles_n;     // ... along N
+  long long rows;        // cluster tiles along M
+  long long cols;        // ... along N
+  long long per_batch;   // cluster tiles per batch
+  long long total;       // cluster tiles of the launch
+  long long group;       // cluster-tile rows per raster band (>= 1)
+
+  FG_HOST_DEVICE static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+  FG_HOST_DEVICE TileScheduler(long long batch, long long m, long long n, int tile_m, int tile_n,
+                               long long raster_group)
+      : tiles_m(ceil_div(m, tile_m)),
+        tiles_n(ceil_div(n, tile_n)),
+        rows(ceil_div(tiles_m, ClusterM)),
+        cols(ceil_div(tiles_n, ClusterN)),
+        per_batch(rows * cols),
+        total(batch * rows * cols),
+        group(raster_group < 1 ? 1 : raster_group) {}
+
+  // The CTA tile that the CTA of cluster rank `rank` computes for cluster tile `t`
+  // (0 <= t < total).
+  FG_HOST_DEVICE TileIndex tile(long long t, int rank) const {
+    const long long batch = t / per_batch;
+    const long long in_batch = t - batch * per_batch;
+    const long long band_tiles = group * cols;
+    const long long band = in_batch / band_tiles;
+    const long long first_row = band * group;
+    const long long band_rows = rows - first_row < group ? rows - first_row : group;
+    const long long in_band = in_batch - band * band_tiles;
+    const long long row = first_row + in_band % band_rows;
+    const long long col = in_band / band_rows;
+    return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM};
+  }
+};
+
+}  // namespace fusedgemm::kernels

@@ -1,0 +1,117 @@
+// The persistent grid's schedule (kernels/tile_scheduler.cuh, compiled here for the host):
+// every CTA tile of the problem is computed exactly once, whatever the grid, the cluster
+// and the raster band; the two CTAs of a cluster take neighbouring tiles of one cluster tile
+// (same N range along M, same M range along N); the band order is the documented one.
+#include "kernels/tile_scheduler.cuh"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace fusedgemm::kernels {
+namespace {
+
+struct Problem {
+  long long batch, m, n;
+  int tile_m, tile_n;
+};
+
+// Runs the schedule as `clusters` clusters would and counts each CTA tile inside the
+// problem; tiles past its edge (a pair's odd member) must come only from 2-CTA clusters.
+template <int ClusterM, int ClusterN>
+void expect_every_tile_once(const Problem& p, long long clusters, long long group) {
+  SCOPED_TRACE(::testing::Message() << "cluster " << ClusterM << "x" << ClusterN << ", batch "
+                                    << p.batch << " " << p.m << "x" << p.n << " tiles "
+                                    << p.tile_m << "x" << p.tile_n << ", " << clusters
+                                    << " clusters, band " << group);
+  const TileScheduler<ClusterM, ClusterN> tiles(p.batch, p.m, p.n, p.tile_m, p.tile_n, group);
+  std::map<std::tuple<long long, long long, long long>, int> seen;
+  long long outside = 0;
+  for (long long c = 0; c < clusters; ++c) {
+    for (long long t = c; t < tiles.total; t += clusters) {
+      const TileIndex first = tiles.tile(t, 0);
+      for (int rank = 0; rank < ClusterM * ClusterN; ++rank) {
+        const TileIndex tile = tiles.tile(t, rank);
+        // A cluster's CTAs share the batch, and the tile row or column they multicast.
+        EXPECT_EQ(tile.batch, first.batch);
+        if (ClusterM > 1) {
+          EXPECT_EQ(tile.n, first.n);
+        }
+        if (ClusterN > 1) {
+          EXPECT_EQ(tile.m, first.m);
+        }
+        if (tile.m >= tiles.tiles_m || tile.n >= tiles.tiles_n) {
+          ++outside;
+          continue;
+        }
+        ++seen[{tile.batch, tile.m, tile.n}];
+      }
+    }
+  }
+  const long long want = p.batch * tiles.tiles_m * tiles.tiles_n;
+  EXPECT_EQ(static_cast<long long>(seen.size()), want);
+  for (const auto& [tile, count] : seen) {
+    EXPECT_EQ(count, 1) << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", "
+                        << std::get<2>(tile) << ")";
+  }
+  EXPECT_EQ(outside + want, tiles.total * ClusterM * ClusterN);
+  if (ClusterM * ClusterN == 1) {
+    EXPECT_EQ(outside, 0);
+  }
+}
+
+TEST(TileScheduler, RunsEveryTileOnceForAnyGridClusterAndBand) {
+  const std::vector<Problem> problems = {
+      {1, 4096, 4096, 128, 256}, {3, 200, 300, 128, 128}, {2, 1, 4096, 64, 128},
+      {1, 1000, 70, 256, 128},   {5, 129, 257, 128, 192}, {1, 128, 256, 128, 256},
+  };
+  for (const Problem& p : problems) {
+    for (const long long clusters : {1LL, 7LL, 66LL, 132LL, 10000LL}) {
+      for (const long long group : {1LL, 3LL, 8LL, 1000LL}) {
+        expect_every_tile_once<1, 1>(p, clusters, group);
+        expect_every_tile_once<2, 1>(p, clusters, group);
+        expect_every_tile_once<1, 2>(p, clusters, group);
+      }
+    }
+  }
+}
+
+// Bands of `group` cluster-tile rows, each walked column by column, top to bottom; the
+// batch slowest. 4 x 3 cluster tiles, band 2 (the header's picture).
+TEST(TileScheduler, WalksBandsColumnByColumn) {
+  const TileScheduler<1, 1> tiles(2, 4 * 64, 3 * 64, 64, 64, 2);
+  ASSERT_EQ(tiles.total, 24);
+  const int rows[12] = {0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3};
+  const int cols[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
+  for (int t = 0; t < 24; ++t) {
+    const TileIndex tile = tiles.tile(t, 0);
+    EXPECT_EQ(tile.batch, t / 12) << t;
+    EXPECT_EQ(tile.m, rows[t % 12]) << t;
+    EXPECT_EQ(tile.n, cols[t % 12]) << t;
+  }
+  // A last band shorter than the rest: 3 rows, band 2, so the third row is a band of one.
+  const TileScheduler<1, 1> ragged(1, 3 * 64, 2 * 64, 64, 64, 2);
+  EXPECT_EQ(ragged.tile(4, 0).m, 2);
+  EXPECT_EQ(ragged.tile(4, 0).n, 0);
+  EXPECT_EQ(ragged.tile(5, 0).m, 2);
+  EXPECT_EQ(ragged.tile(5, 0).n, 1);
+}
+
+// A 2-CTA cluster along M: rank r takes tile row 2 * row + r of its cluster tile.
+TEST(TileScheduler, PairsNeighbouringTilesInACluster) {
+  const TileScheduler<2, 1> along_m(1, 4 * 128, 2 * 256, 128, 256, 1);
+  EXPECT_EQ(along_m.rows, 2);
+  EXPECT_EQ(along_m.tile(0, 0).m, 0);
+  EXPECT_EQ(along_m.tile(0, 1).m, 1);
+  EXPECT_EQ(along_m.tile(1, 1).n, 1);  // band 1 row: the next cluster tile is the next column
+  EXPECT_EQ(along_m.tile(2, 1).m, 3);
+  const TileScheduler<1, 2> along_n(1, 128, 4 * 256, 128, 256, 1);
+  EXPECT_EQ(along_n.cols, 2);
+  EXPECT_EQ(along_n.tile(1, 0).n, 2);
+  EXPECT_EQ(along_n.tile(1, 1).n, 3);
+}
+
+}  // namespace
+}  // namespace fusedgemm::kernels
