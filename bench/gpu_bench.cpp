@@ -1,9 +1,7 @@
-// On the GPU (docs/PERF.md): (1) the host cost of Plan::execute per flavor next to a raw
+// On the GPU (docs/PERF.md): the host cost of Plan::execute per flavor next to a raw
 // cuLaunchKernelEx of the same kernel with the same, already encoded arguments, in one
 // process: 256x256x128 bf16, bursts of 64 calls from a drained stream, minimum over 25
-// bursts of each, interleaved; (2) device throughput of the plain bf16 GEMM against cuBLASLt at
-// 4096^3 and 8192^3, interleaved (ours, cuBLASLt, ours, ...) because the power cap moves the clock,
-// inputs random and rotated past the 60 MB L2, median of event-timed repetitions.
+// bursts of each, interleaved. Device throughput is bench/device_throughput.cpp's.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -156,6 +154,15 @@ void host_cost(const std::shared_ptr<Device>& device) {
     config.blockDimZ = call.launch.block[2];
     config.sharedMemBytes = call.launch.shared_bytes;
     config.hStream = stream;
+    CUlaunchAttribute cluster{};
+    if (call.launch.cluster[0] > 1) {
+      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      cluster.value.clusterDim.x = call.launch.cluster[0];
+      cluster.value.clusterDim.y = 1;
+      cluster.value.clusterDim.z = 1;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+    }
     void* params[] = {&args};
     const auto [base, ours] = min_burst_us(
         stream, [&] { cuLaunchKernelEx(&config, function, params, nullptr); },
@@ -163,97 +170,6 @@ void host_cost(const std::shared_ptr<Device>& device) {
     std::printf("| %s | %.2f | %.2f | %.2fx |\n", file.stem().c_str(), ours, base, ours / base);
   }
   CHECK_CUDA(cudaStreamDestroy(stream));
-}
-
-// cuBLASLt D = A @ B for A [M, K] K-major and B [K, N] K-major, D [M, N] row-major: in
-// cuBLASLt's column-major terms D^T (N x M) = B^T (N x K, stored K x N: op T) x A^T (K x M).
-struct Lt {
-  cublasLtHandle_t handle;
-  cublasLtMatmulDesc_t desc;
-  cublasLtMatrixLayout_t a, b, d;
-  cublasLtMatmulAlgo_t algo;
-  void* workspace;
-  std::size_t workspace_bytes = 64 << 20;
-};
-
-Lt make_lt(int m, int n, int k) {
-  Lt lt{};
-  cublasLtCreate(&lt.handle);
-  cublasLtMatmulDescCreate(&lt.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
-  cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn));
-  cublasLtMatrixLayoutCreate(&lt.a, CUDA_R_16BF, k, n, k);  // B stored K x N col-major
-  cublasLtMatrixLayoutCreate(&lt.b, CUDA_R_16BF, k, m, k);  // A stored K x M col-major
-  cublasLtMatrixLayoutCreate(&lt.d, CUDA_R_16BF, n, m, n);  // D^T
-  lt.workspace = device_alloc(lt.workspace_bytes);
-  cublasLtMatmulPreference_t pref;
-  cublasLtMatmulPreferenceCreate(&pref);
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                       &lt.workspace_bytes, sizeof(lt.workspace_bytes));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.desc, lt.a, lt.b, lt.d, lt.d, pref, 1, &result,
-                                 &found);
-  lt.algo = result.algo;
-  return lt;
-}
-
-void throughput(const std::shared_ptr<Device>& device) {
-  std::printf("\n## bf16 GEMM TFLOP/s, plain.json (A, B K-major), vs cuBLASLt, interleaved\n\n");
-  std::printf("| M=N=K | fusedgemm TFLOP/s | cuBLASLt TFLOP/s | ratio |\n|---|---|---|---|\n");
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
-  for (const int s : {4096, 8192}) {
-    constexpr int kSets = 3;  // 3 x (A + B) = 3 x 64 MB at 4096: past the 60 MB L2
-    std::vector<Prepared> sets;
-    for (int i = 0; i < kSets; ++i) {
-      auto p = prepare(std::string(FUSEDGEMM_EXAMPLES_DIR) + "/plain.json", device, s, s, s);
-      if (!p) return;
-      sets.push_back(std::move(*p));
-    }
-    Lt lt = make_lt(s, s, s);
-    const float one = 1.f, zero = 0.f;
-    auto run_ours = [&](int i) { (void)sets[i].plan.execute(sets[i].bound, {}, stream); };
-    auto run_lt = [&](int i) {
-      const auto& st = runtime::PlanAccess::state(sets[i].plan);
-      const void* a = sets[i].bound[st.recipe.roles[0].slot].data;
-      const void* b = sets[i].bound[st.recipe.roles[1].slot].data;
-      void* d = sets[i].bound[st.recipe.roles[2].slot].data;
-      cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d, &lt.algo,
-                     lt.workspace, lt.workspace_bytes, stream);
-    };
-    for (int w = 0; w < 10; ++w) {
-      run_ours(w % kSets);
-      run_lt(w % kSets);
-    }
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> ours, theirs;
-    for (int r = 0; r < 30; ++r) {
-      for (int which = 0; which < 2; ++which) {
-        cudaEventRecord(e0, stream);
-        if (which == 0)
-          run_ours(r % kSets);
-        else
-          run_lt(r % kSets);
-        cudaEventRecord(e1, stream);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        (which == 0 ? ours : theirs).push_back(ms);
-      }
-    }
-    auto median = [](std::vector<float> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    const double flop = 2.0 * s * s * static_cast<double>(s);
-    const double t_ours = flop / (median(ours) * 1e-3) / 1e12;
-    const double t_lt = flop / (median(theirs) * 1e-3) / 1e12;
-    std::printf("| %d | %.0f | %.0f | %.2fx |\n", s, t_ours, t_lt, t_ours / t_lt);
-  }
 }
 
 }  // namespace
@@ -265,6 +181,5 @@ int main() {
     return 0;
   }
   host_cost(device.value());
-  throughput(device.value());
   return 0;
 }

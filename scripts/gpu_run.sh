@@ -1,16 +1,55 @@
 #!/usr/bin/env bash
-# On the GPU machine (the device tool): run what was built here, carried in build/.
-# Usage: scripts/gpu_run.sh [gtest filter]. Results go to $OUT (or ./gpu-out).
+# On the GPU machine (the device tool), from the repository root, with gpu-carry/ made by
+# scripts/gpu_pack.sh carried along. Steps, each under its own time limit, results under
+# $OUT (or ./gpu-out):
+#   1. a smoke test of the mainloop (the whole run stops if it hangs or fails)
+#   2. the GPU suites (TESTS: a gtest filter, default *Gpu*; "none" skips)
+#   3. `fusedgemm run examples/` on the GPU
+#   4. host cost of execute (bench/gpu_bench.cpp)
+#   5. device throughput against cuBLASLt (BENCH: quick, full or none; default quick)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-# The build embeds this checkout's absolute path (examples, golden files); recreate it.
+# The tests find the examples at the build machine's absolute path; recreate it.
 if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-export LD_LIBRARY_PATH=$PWD/build/carry-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export FUSEDGEMM_CACHE_DIR=$PWD/build/kernel-cache
-nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv > "$out/gpu.txt" 2>&1
-filter=${1:-*Gpu*}
-./build/tests/fusedgemm_tests --gtest_filter="$filter" 2>&1 | tee "$out/gpu_tests.txt" | tail -60
-./build/fusedgemm run examples/ 2>&1 | tee "$out/tool_run.txt" | tail -30
-./build/bench/gpu_bench 2>&1 | tee "$out/gpu_bench.txt"
+export LD_LIBRARY_PATH=$PWD/gpu-carry/libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export FUSEDGEMM_CACHE_DIR=/tmp/fusedgemm-cache
+mkdir -p "$FUSEDGEMM_CACHE_DIR"
+tar -xJf gpu-carry/cache.tar.xz -C "$FUSEDGEMM_CACHE_DIR"
+bin=gpu-carry/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv | tee "$out/gpu.txt"
+summary=()
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  summary+=("$name: rc $rc, $((SECONDS - start)) s")
+  echo "== $name: rc $rc, $((SECONDS - start)) s"
+  return $rc
+}
+if ! step smoke 90 $bin/fusedgemm_tests --gtest_filter='KernelShapeGpu.KFromOneStepToThreeRings'; then
+  tail -40 "$out/smoke.txt"
+  exit 1
+fi
+tests=${TESTS:-*Gpu*}
+if [ "$tests" != none ]; then
+  step tests "${TESTS_SECONDS:-420}" $bin/fusedgemm_tests --gtest_filter="$tests"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|tests? ran|cases ran" "$out/tests.txt" | tail -30
+fi
+if [ "${TOOL:-1}" = 1 ]; then
+  step tool 90 $bin/fusedgemm run examples/
+  tail -3 "$out/tool.txt"
+  step host_cost 90 $bin/gpu_bench
+  tail -16 "$out/host_cost.txt"
+fi
+bench=${BENCH:-quick}
+if [ "$bench" != none ]; then
+  args=()
+  [ "$bench" = quick ] && args+=(--quick)
+  step throughput "${BENCH_SECONDS:-240}" $bin/device_throughput "$out/device_throughput.csv" "${args[@]}"
+  cat "$out/throughput.txt"
+fi
+printf '%s\n' "${summary[@]}"

@@ -22,6 +22,11 @@ std::shared_ptr<Device> make_host_device();
 // driver or the device is missing.
 Result<std::shared_ptr<Device>> make_cuda_device(int ordinal = 0);
 
+// A device that builds fused plans exactly as a GPU of `multiprocessor_count` SMs would —
+// the same tile choice and kernels, compiled into the Context's cache — and runs nothing:
+// for warming a kernel cache on a machine without a GPU (the key holds no driver).
+std::shared_ptr<Device> make_compile_only_device(int multiprocessor_count);
+
 // CUDA device 0 when one is present, else the host device.
 std::shared_ptr<Device> default_device();
 

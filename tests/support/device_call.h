@@ -12,14 +12,20 @@
 #include "fusedgemm/plan.h"
 #include "runtime/cuda_device.h"
 #include "support/call_harness.h"
+#include "support/warming_device.h"
 
 namespace fusedgemm::test {
 
-// A fixture on CUDA device 0: every test of it skips cleanly where there is none.
+// A fixture on CUDA device 0: every test of it skips cleanly where there is none (and runs
+// on the cache-warming device where FUSEDGEMM_TEST_WARM_SM_COUNT asks for it).
 template <class Base = ::testing::Test>
 class OnGpu : public Base {
  protected:
   void SetUp() override {
+    if (auto warming = warming_device_from_environment()) {
+      device_ = warming;
+      return;
+    }
     auto device = make_cuda_device(0);
     if (!device) GTEST_SKIP() << device.status().message();
     device_ = device.value();

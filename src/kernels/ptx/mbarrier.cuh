@@ -32,12 +32,14 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned
 }
 
 // One arrival on the barrier at `remote_bar`, a shared::cluster address (ptx::map_to_rank)
-// of this or another CTA of the cluster, releasing this thread's earlier accesses at
-// cluster scope: how a consumer hands a stage back to every CTA that fills it.
-//   PTX: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];   PTX ISA 8.0, sm_90.
+// of this or another CTA of the cluster: how a consumer hands a stage back to every CTA that
+// fills it. Default (CTA-scope) semantics on purpose: the arrival only says the stage's
+// wgmma reads are done (wgmma.wait_group precedes it), which orders no generic-proxy
+// memory; .release.cluster costs a MEMBAR.ALL.GPU per arrival (SASS, ptxas 13.0), which
+// measured 440 against 591 TFLOP/s at 8192^3 (H200, 2026-12-02).
+//   PTX: mbarrier.arrive.shared::cluster.b64 _, [addr];   PTX ISA 8.0, sm_90.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned remote_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar)
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar) : "memory");
 }
 
 // True once the phase with parity `parity` has completed; may time out and return false

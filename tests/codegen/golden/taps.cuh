@@ -21,6 +21,9 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   using Slots = fk::FragmentSlots<TileM, TileN>;
   static_assert(TileN <= 128, "fusedgemm_epilogue: kEpilogueScratchBytes holds column taps of units up to 128 wide; regenerate for the wider unit");
   const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup
+  // output 'Y': column pairs stored as one word where its layout allows
+  const bool out0_pairs = fk::pairs_fill_words<fk::Elem::kBF16>(args.buffers[3]);
+  float out0_even = 0.0f;
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
   float tap0[Slots::kRows];
   fk::tap_fill(tap0, 0x0p+0f);
@@ -37,29 +40,45 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   // tap 'max' (kernel parameter 8): max of 'Y' over M, N
   float tap4 = __uint_as_float(0xff800000u);
 
+  constexpr int kAuxBatch = 8;  // elements whose aux loads go together
   #pragma unroll
-  for (int i = 0; i < Frag::kCount; ++i) {
-    const long long m = tile.m0 + Frag::row(i, thread);
-    const long long n = tile.n0 + Frag::col(i, thread);
-    const bool inside = m < args.m && n < args.n;
-    // 'acc' = accumulator of matmul 'gemm'
-    const float v0 = acc[0][i];
-    // 'bias' = load aux 'bias' (kernel parameter 2, bf16, column)
-    const float v1 = inside ? fk::load_at<fk::Elem::kBF16>(args.buffers[2], tile.batch, 0, n) : 0x0p+0f;
-    // 'Y' = add('acc', 'bias'), rounded to bf16
-    const float v2 = fk::round_to<fk::Elem::kBF16>(__fadd_rn(v0, v1));
-    // output 'Y' (kernel parameter 3, bf16) = 'Y'
-    if (inside) fk::store_at<fk::Elem::kBF16>(args.buffers[3], tile.batch, m, n, v2);
-    // tap 'row_sum': add of 'Y'
-    tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
-    // tap 'row_mean': avg of 'Y'
-    tap1[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap1[Slots::row_slot(i)], inside ? __fmul_rn(v2, tap1_inv_count) : 0x0p+0f);
-    // tap 'col_amax': amax of 'Y'
-    tap2[Slots::col_slot(i)] = fk::tap_merge<fk::TapCombine::kMax>(tap2[Slots::col_slot(i)], inside ? fabsf(v2) : 0x0p+0f);
-    // tap 'col_norm2': norm2 of 'Y'
-    tap3[Slots::col_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap3[Slots::col_slot(i)], inside ? __fmul_rn(v2, v2) : 0x0p+0f);
-    // tap 'max': max of 'Y'
-    tap4 = fk::tap_merge<fk::TapCombine::kMax>(tap4, inside ? v2 : __uint_as_float(0xff800000u));
+  for (int i0 = 0; i0 < Frag::kCount; i0 += kAuxBatch) {
+    float v1_batch[kAuxBatch];
+    #pragma unroll
+    for (int k = 0; k < kAuxBatch; ++k) {
+      const int i = i0 + k;
+      const long long m = tile.m0 + Frag::row(i, thread);
+      const long long n = tile.n0 + Frag::col(i, thread);
+      const bool inside = m < args.m && n < args.n;
+      // 'bias' = load aux 'bias' (kernel parameter 2, bf16, column)
+      v1_batch[k] = inside ? fk::load_at<fk::Elem::kBF16>(args.buffers[2], tile.batch, 0, n) : 0x0p+0f;
+    }
+    #pragma unroll
+    for (int k = 0; k < kAuxBatch; ++k) {
+      const int i = i0 + k;
+      const long long m = tile.m0 + Frag::row(i, thread);
+      const long long n = tile.n0 + Frag::col(i, thread);
+      const bool inside = m < args.m && n < args.n;
+      // 'acc' = accumulator of matmul 'gemm'
+      const float v0 = acc[0][i];
+      // 'bias' = aux 'bias', loaded with its batch above
+      const float v1 = v1_batch[k];
+      // 'Y' = add('acc', 'bias'), rounded to bf16
+      const float v2 = fk::round_to<fk::Elem::kBF16>(__fadd_rn(v0, v1));
+      // output 'Y' (kernel parameter 3, bf16) = 'Y'
+      if (i % 2 == 0) out0_even = v2;
+      else fk::store_pair_at<fk::Elem::kBF16>(args.buffers[3], out0_pairs, tile.batch, m, n - 1, out0_even, v2, m < args.m && n - 1 < args.n, inside);
+      // tap 'row_sum': add of 'Y'
+      tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
+      // tap 'row_mean': avg of 'Y'
+      tap1[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap1[Slots::row_slot(i)], inside ? __fmul_rn(v2, tap1_inv_count) : 0x0p+0f);
+      // tap 'col_amax': amax of 'Y'
+      tap2[Slots::col_slot(i)] = fk::tap_merge<fk::TapCombine::kMax>(tap2[Slots::col_slot(i)], inside ? fabsf(v2) : 0x0p+0f);
+      // tap 'col_norm2': norm2 of 'Y'
+      tap3[Slots::col_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap3[Slots::col_slot(i)], inside ? __fmul_rn(v2, v2) : 0x0p+0f);
+      // tap 'max': max of 'Y'
+      tap4 = fk::tap_merge<fk::TapCombine::kMax>(tap4, inside ? v2 : __uint_as_float(0xff800000u));
+    }
   }
 
   static_assert((4 * TileN + TileM + TileM + TileN + TileN + 4) * 4 <= kEpilogueScratchBytes, "fusedgemm_epilogue: the taps' staged partials exceed kEpilogueScratchBytes; regenerate for the larger tile");

@@ -1,0 +1,584 @@
+// Device throughput on the GPU (docs/PERF.md): fusedgemm's fused kernel against cuBLASLt, in
+// one process, interleaved (ours, theirs, ours, ...) because the 700 W cap moves the clock.
+// Each measurement is a batch of back-to-back launches timed by events around the batch,
+// the inputs rotating over enough random sets (never zeros) to pass the 60 MB L2; the figure
+// is the median over rounds. cuBLASLt runs the fastest of its top 8 heuristic algorithms,
+// each timed the same way first. Cases:
+//   plain bf16: squares 1024-16384 and the LLM sweep of DESIGN.md section 9
+//   bias + GELU(tanh) vs cuBLASLt's GELU_BIAS epilogue
+//   gated MLP silu(A@B0) * (A@B1) vs two cuBLASLt GEMMs and an elementwise kernel
+//   GEMM + row-amax tap vs a cuBLASLt GEMM and a row-reduction kernel
+//   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
+//   kernel variants at 4096^3 and 8192^3 (tiles, clusters, PDL) beside the cost model's pick
+// Usage: device_throughput [CSV path] [--quick] [--compile-only SM_COUNT]. --compile-only
+// builds every plan on the compile-only device (no GPU needed) to warm FUSEDGEMM_CACHE_DIR.
+#include <cublasLt.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fusedgemm/context.h"
+#include "fusedgemm/device.h"
+#include "fusedgemm/graph.h"
+#include "fusedgemm/plan.h"
+#include "jit/context.h"
+#include "recipe/kernel_config.h"
+#include "runtime/plan_state.h"
+
+namespace {
+
+using namespace fusedgemm;
+
+#define CHECK(x, what)                                                  \
+  do {                                                                  \
+    if (!(x)) {                                                         \
+      std::fprintf(stderr, "%s failed (%s:%d)\n", what, __FILE__, __LINE__); \
+      std::exit(2);                                                     \
+    }                                                                   \
+  } while (0)
+#define CHECK_CUDA(x) CHECK((x) == cudaSuccess, #x)
+#define CHECK_CU(x) CHECK((x) == CUDA_SUCCESS, #x)
+#define CHECK_LT(x) CHECK((x) == CUBLAS_STATUS_SUCCESS, #x)
+
+// --- helper kernels, compiled by NVRTC through a fusedgemm Context ------------------------
+
+constexpr const char* kHelperSource = R"(
+__device__ unsigned hash(unsigned long long i, unsigned seed) {
+  unsigned long long x = i * 0x9E3779B97F4A7C15ull + seed;
+  x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 27;
+  return static_cast<unsigned>(x >> 32);
+}
+__device__ unsigned short to_bf16(float f) {
+  const unsigned bits = __float_as_uint(f);
+  return static_cast<unsigned short>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+__device__ float from_bf16(unsigned short h) { return __uint_as_float(unsigned(h) << 16); }
+// Uniform in [-1, 1).
+extern "C" __global__ void fill_bf16(unsigned short* p, unsigned long long n, unsigned seed) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += gridDim.x * 256ull)
+    p[i] = to_bf16(hash(i, seed) * (2.0f / 4294967296.0f) - 1.0f);
+}
+// e4m3 of exponent -3..2, random sign and mantissa: finite, never zero.
+extern "C" __global__ void fill_e4m3(unsigned char* p, unsigned long long n, unsigned seed) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += gridDim.x * 256ull) {
+    const unsigned r = hash(i, seed);
+    p[i] = static_cast<unsigned char>((r & 0x80u) | ((((r >> 8) % 6u) + 4u) << 3) | ((r >> 16) & 7u));
+  }
+}
+extern "C" __global__ void fill_f32(float* p, unsigned long long n, unsigned seed, float lo,
+                                    float hi) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += gridDim.x * 256ull)
+    p[i] = lo + (hi - lo) * (hash(i, seed) * (1.0f / 4294967296.0f));
+}
+// h = silu(g) * u, bf16, 8 elements per thread (n a multiple of 8).
+extern "C" __global__ void silu_mul_bf16(const uint4* g, const uint4* u, uint4* h,
+                                         unsigned long long n8) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n8; i += gridDim.x * 256ull) {
+    const uint4 a = g[i], b = u[i];
+    const unsigned* pa = &a.x; const unsigned* pb = &b.x;
+    uint4 out; unsigned* po = &out.x;
+    for (int j = 0; j < 4; ++j) {
+      const float g0 = from_bf16(pa[j] & 0xFFFFu), g1 = from_bf16(pa[j] >> 16);
+      const float u0 = from_bf16(pb[j] & 0xFFFFu), u1 = from_bf16(pb[j] >> 16);
+      const float h0 = g0 / (1.0f + __expf(-g0)) * u0, h1 = g1 / (1.0f + __expf(-g1)) * u1;
+      po[j] = unsigned(to_bf16(h0)) | (unsigned(to_bf16(h1)) << 16);
+    }
+    h[i] = out;
+  }
+}
+// out[r] = max |d[r, :]| over a bf16 row-major [m, n] (n a multiple of 8): a block per row.
+extern "C" __global__ void row_amax_bf16(const uint4* d, float* out, long long n8) {
+  const uint4* row = d + blockIdx.x * n8;
+  float m = 0.0f;
+  for (long long i = threadIdx.x; i < n8; i += blockDim.x) {
+    const uint4 v = row[i];
+    const unsigned* pv = &v.x;
+    for (int j = 0; j < 4; ++j)
+      m = fmaxf(m, fmaxf(fabsf(from_bf16(pv[j] & 0xFFFFu)), fabsf(from_bf16(pv[j] >> 16))));
+  }
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+  __shared__ float warp_max[32];
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < blockDim.x / 32; ++w) m = fmaxf(m, warp_max[w]);
+    out[blockIdx.x] = fmaxf(m, warp_max[0]);
+  }
+}
+)";
+
+struct Helpers {
+  CUmodule module = nullptr;
+  CUfunction fill_bf16, fill_e4m3, fill_f32, silu_mul, row_amax;
+
+  explicit Helpers(Context& context) {
+    auto compiled = context.compile({"bench_helpers.cu", kHelperSource, {}}, {});
+    CHECK(compiled.is_ok(), compiled.status().message().c_str());
+    CHECK_CU(cuModuleLoadData(&module, compiled->kernel->cubin.data()));
+    CHECK_CU(cuModuleGetFunction(&fill_bf16, module, "fill_bf16"));
+    CHECK_CU(cuModuleGetFunction(&fill_e4m3, module, "fill_e4m3"));
+    CHECK_CU(cuModuleGetFunction(&fill_f32, module, "fill_f32"));
+    CHECK_CU(cuModuleGetFunction(&silu_mul, module, "silu_mul_bf16"));
+    CHECK_CU(cuModuleGetFunction(&row_amax, module, "row_amax_bf16"));
+  }
+  static void launch(CUfunction f, unsigned grid, unsigned block, void** params,
+                     cudaStream_t stream) {
+    CHECK_CU(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params, nullptr));
+  }
+};
+
+std::uint32_t g_seed = 1;
+
+void* device_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  CHECK_CUDA(cudaMalloc(&p, std::max<std::size_t>(bytes, 256)));
+  return p;
+}
+
+// Random contents of `type` over `elements`, on the device.
+void* random_buffer(const Helpers& h, DataType type, std::size_t elements) {
+  void* p = device_alloc(elements * std::max(1, bits_of(type) / 8));
+  unsigned long long n = elements;
+  unsigned seed = g_seed++;
+  if (type == DataType::kBFloat16) {
+    void* params[] = {&p, &n, &seed};
+    Helpers::launch(h.fill_bf16, 4096, 256, params, nullptr);
+  } else if (type == DataType::kFp8E4M3) {
+    void* params[] = {&p, &n, &seed};
+    Helpers::launch(h.fill_e4m3, 4096, 256, params, nullptr);
+  } else {
+    float lo = 0.5f, hi = 1.5f;
+    void* params[] = {&p, &n, &seed, &lo, &hi};
+    Helpers::launch(h.fill_f32, 4096, 256, params, nullptr);
+  }
+  return p;
+}
+
+// --- the fused graphs --------------------------------------------------------------------
+
+enum class Kind { kPlain, kBiasGelu, kGatedMlp, kRowAmax, kFp8 };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kPlain: return "bf16";
+    case Kind::kBiasGelu: return "bias+gelu_tanh";
+    case Kind::kGatedMlp: return "gated_mlp";
+    case Kind::kRowAmax: return "gemm+row_amax";
+    case Kind::kFp8: return "fp8_e4m3";
+  }
+  return "?";
+}
+
+Tensor input(Graph& g, const char* name, std::vector<std::int64_t> dims,
+             std::vector<std::int64_t> strides, DataType type) {
+  return g.tensor(TensorAttributes()
+                      .set_name(name)
+                      .set_dim(std::move(dims))
+                      .set_stride(std::move(strides))
+                      .set_data_type(type));
+}
+
+// A [1, m, k] K-major, B [1, k, n] K-major, outputs [1, m, n] N-major bf16.
+Graph make_graph(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k) {
+  Graph g;
+  g.set_name(kind_name(kind));
+  const DataType op = kind == Kind::kFp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
+  auto a = input(g, "A", {1, m, k}, {m * k, k, 1}, op);
+  auto b = input(g, "B", {1, k, n}, {k * n, 1, k}, op);
+  Tensor d = g.matmul(a, b);
+  switch (kind) {
+    case Kind::kPlain:
+    case Kind::kRowAmax: break;
+    case Kind::kBiasGelu: {
+      auto bias = input(g, "bias", {1, 1, n}, {n, n, 1}, DataType::kBFloat16);
+      auto biased = g.pointwise(d, bias, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
+      d = g.pointwise(biased, PointwiseAttributes().set_mode(PointwiseMode::kGeluTanh));
+      break;
+    }
+    case Kind::kGatedMlp: {
+      auto b1 = input(g, "B1", {1, k, n}, {k * n, 1, k}, op);
+      auto up = g.matmul(a, b1);
+      auto act = g.pointwise(d, PointwiseAttributes().set_mode(PointwiseMode::kSilu));
+      d = g.pointwise(act, up, PointwiseAttributes().set_mode(PointwiseMode::kMul));
+      break;
+    }
+    case Kind::kFp8: {
+      auto sa = input(g, "scale_a", {1, 1, 1}, {1, 1, 1}, DataType::kFloat32);
+      auto sb = input(g, "scale_b", {1, 1, 1}, {1, 1, 1}, DataType::kFloat32);
+      d = g.pointwise(g.pointwise(d, sa, PointwiseAttributes().set_mode(PointwiseMode::kMul)), sb,
+                      PointwiseAttributes().set_mode(PointwiseMode::kMul));
+      break;
+    }
+  }
+  d->set_name("D").set_data_type(DataType::kBFloat16).set_output(true);
+  d->set_dim({1, m, n}).set_stride({m * n, n, 1});
+  if (kind == Kind::kRowAmax) {
+    auto amax = g.reduction(d, ReductionAttributes().set_mode(ReductionMode::kAmax));
+    amax->set_name("T").set_dim({1, m, 1}).set_stride({m, 1, 1}).set_output(true);
+    amax->set_data_type(DataType::kFloat32);
+  }
+  return g;
+}
+
+// --- cuBLASLt ------------------------------------------------------------------------------
+
+// D [m, n] row-major = A [m, k] K-major @ B (k x n, K-major): in cuBLASLt's column-major
+// terms D^T (n x m) = op_T(B stored k x n) x A^T (k x m).
+struct Lt {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  cublasLtMatmulAlgo_t algo{};
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 64 << 20;
+};
+
+Lt make_lt(std::int64_t m, std::int64_t n, std::int64_t k, bool fp8, bool gelu_bias) {
+  Lt lt;
+  CHECK_LT(cublasLtCreate(&lt.handle));
+  CHECK_LT(cublasLtMatmulDescCreate(&lt.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
+  CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+  CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn)));
+  if (fp8) {
+    const std::int8_t fast = 1;  // no periodic promotion: what wgmma's fp8 accumulation does
+    CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                            sizeof(fast)));
+  }
+  if (gelu_bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                            sizeof(epilogue)));
+  }
+  const cudaDataType_t op = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.a, op, k, n, k));
+  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.b, op, k, m, k));
+  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.d, CUDA_R_16BF, n, m, n));
+  lt.workspace = device_alloc(lt.workspace_bytes);
+  cublasLtMatmulPreference_t pref;
+  CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
+  CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                &lt.workspace_bytes, sizeof(lt.workspace_bytes)));
+  cublasLtMatmulHeuristicResult_t results[8] = {};
+  int found = 0;
+  CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.desc, lt.a, lt.b, lt.d, lt.d, pref, 8,
+                                          results, &found));
+  CHECK(found > 0, "cublasLtMatmulAlgoGetHeuristic found no algorithm");
+  for (int i = 0; i < found; ++i) lt.algos.push_back(results[i].algo);
+  lt.algo = lt.algos[0];
+  cublasLtMatmulPreferenceDestroy(pref);
+  return lt;
+}
+
+void lt_matmul(const Lt& lt, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
+               void* d, cudaStream_t stream, const void* bias = nullptr,
+               const float* scale_a = nullptr, const float* scale_b = nullptr) {
+  if (bias != nullptr) {
+    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                   sizeof(bias));
+  }
+  if (scale_a != nullptr) {
+    // cuBLASLt's A is our B and its B our A.
+    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b,
+                                   sizeof(scale_b));
+    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a,
+                                   sizeof(scale_a));
+  }
+  const float one = 1.f, zero = 0.f;
+  CHECK_LT(cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d,
+                          &algo, lt.workspace, lt.workspace_bytes, stream));
+}
+
+// --- timing --------------------------------------------------------------------------------
+
+constexpr int kRounds = 9;
+
+// Milliseconds per call of `batch` back-to-back calls (call i gets i), events around them.
+double batch_ms(cudaStream_t stream, int batch, const std::function<void(int)>& call) {
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  CHECK_CUDA(cudaEventRecord(e0, stream));
+  for (int i = 0; i < batch; ++i) call(i);
+  CHECK_CUDA(cudaEventRecord(e1, stream));
+  CHECK_CUDA(cudaEventSynchronize(e1));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  return ms / batch;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median ms per call of each, measured in interleaved batches sized to ~2 ms.
+std::pair<double, double> compare(cudaStream_t stream, const std::function<void(int)>& ours,
+                                  const std::function<void(int)>& theirs) {
+  const double probe = std::max(batch_ms(stream, 3, ours), batch_ms(stream, 3, theirs));
+  const int batch = std::clamp(static_cast<int>(std::ceil(2.0 / std::max(probe, 1e-4))), 4, 200);
+  std::vector<double> a, b;
+  for (int r = 0; r < kRounds; ++r) {
+    a.push_back(batch_ms(stream, batch, ours));
+    b.push_back(batch_ms(stream, batch, theirs));
+  }
+  return {median(a), median(b)};
+}
+
+// The fastest of cuBLASLt's heuristic algorithms for `call(algo, i)`.
+void pick_fastest(Lt& lt, cudaStream_t stream,
+                  const std::function<void(const cublasLtMatmulAlgo_t&, int)>& call) {
+  double best = 1e30;
+  for (const auto& algo : lt.algos) {
+    batch_ms(stream, 2, [&](int i) { call(algo, i); });
+    const double ms = batch_ms(stream, 5, [&](int i) { call(algo, i); });
+    if (ms < best) {
+      best = ms;
+      lt.algo = algo;
+    }
+  }
+}
+
+// --- one case ------------------------------------------------------------------------------
+
+struct Row {
+  std::string name;
+  std::int64_t m, n, k;
+  double ours_tflops, theirs_tflops;
+  std::string ours_config, theirs;
+};
+
+struct Bench {
+  std::shared_ptr<Device> device;
+  std::shared_ptr<Context> context;
+  std::unique_ptr<Helpers> helpers;
+  cudaStream_t stream = nullptr;
+  bool compile_only = false;
+  std::vector<Row> rows;
+
+  std::optional<Plan> plan_of(Graph& g, const KernelTuning& tuning) {
+    BuildOptions options{device, context};
+    options.tuning = tuning;
+    options.engine = Engine::kFused;
+    auto plan = build(g, options);
+    if (!plan) {
+      std::printf("  %s: not built: %s\n", g.name().c_str(), plan.status().message().c_str());
+      return std::nullopt;
+    }
+    return plan.value();
+  }
+
+  void run(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k,
+           const std::string& label = "", const KernelTuning& tuning = {}) {
+    Graph g = make_graph(kind, m, n, k);
+    auto plan = plan_of(g, tuning);
+    if (!plan || compile_only) return;
+    const std::string config =
+        recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
+    const bool fp8 = kind == Kind::kFp8;
+    const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
+    const std::size_t op_bytes = fp8 ? 1 : 2;
+    const std::size_t set_bytes = (m * k + k * n * (kind == Kind::kGatedMlp ? 2 : 1)) * op_bytes;
+    const int sets = static_cast<int>(
+        std::clamp<std::size_t>((200u << 20) / std::max<std::size_t>(set_bytes, 1) + 1, 2, 16));
+    struct Set {
+      void *a, *b, *b1, *bias, *d, *d0, *d1, *tap, *scale_a, *scale_b;
+      BoundPack bound;
+    };
+    std::vector<Set> s(sets);
+    for (auto& x : s) {
+      x.a = random_buffer(*helpers, op, m * k);
+      x.b = random_buffer(*helpers, op, k * n);
+      x.b1 = kind == Kind::kGatedMlp ? random_buffer(*helpers, op, k * n) : nullptr;
+      x.bias = random_buffer(*helpers, DataType::kBFloat16, n);
+      x.d = device_alloc(m * n * 2);
+      x.d0 = kind == Kind::kGatedMlp ? device_alloc(m * n * 2) : nullptr;
+      x.d1 = kind == Kind::kGatedMlp ? device_alloc(m * n * 2) : nullptr;
+      x.tap = device_alloc(m * 4);
+      x.scale_a = random_buffer(*helpers, DataType::kFloat32, 1);
+      x.scale_b = random_buffer(*helpers, DataType::kFloat32, 1);
+      VariantPack pack;
+      pack.set("A", x.a).set("B", x.b).set("D", x.d);
+      if (kind == Kind::kBiasGelu) pack.set("bias", x.bias);
+      if (kind == Kind::kGatedMlp) pack.set("B1", x.b1);
+      if (kind == Kind::kRowAmax) pack.set("T", x.tap);
+      if (kind == Kind::kFp8) pack.set("scale_a", x.scale_a).set("scale_b", x.scale_b);
+      auto bound = plan->bind(pack);
+      CHECK(bound.is_ok(), bound.status().message().c_str());
+      x.bound = bound.value();
+    }
+    const std::uint64_t ws_bytes = plan->workspace_bytes(s[0].bound).value();
+    const Workspace ws{ws_bytes ? device_alloc(ws_bytes) : nullptr, ws_bytes};
+    const auto ours = [&](int i) {
+      const Status st = plan->execute(s[i % sets].bound, ws, stream);
+      CHECK(st.is_ok(), st.message().c_str());
+    };
+    Lt lt = make_lt(m, n, k, fp8, kind == Kind::kBiasGelu);
+    std::string theirs_text = "cuBLASLt";
+    std::function<void(const cublasLtMatmulAlgo_t&, int)> lt_call;
+    switch (kind) {
+      case Kind::kPlain:
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          lt_matmul(lt, algo, s[i % sets].a, s[i % sets].b, s[i % sets].d, stream);
+        };
+        break;
+      case Kind::kBiasGelu:
+        theirs_text = "cuBLASLt GELU_BIAS epilogue";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          lt_matmul(lt, algo, s[i % sets].a, s[i % sets].b, s[i % sets].d, stream, s[i % sets].bias);
+        };
+        break;
+      case Kind::kFp8:
+        theirs_text = "cuBLASLt fp8 (fast accumulation)";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          lt_matmul(lt, algo, s[i % sets].a, s[i % sets].b, s[i % sets].d, stream, nullptr,
+                    static_cast<const float*>(s[i % sets].scale_a),
+                    static_cast<const float*>(s[i % sets].scale_b));
+        };
+        break;
+      case Kind::kGatedMlp:
+        theirs_text = "2 cuBLASLt GEMMs + silu*mul kernel";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          Set& x = s[i % sets];
+          lt_matmul(lt, algo, x.a, x.b, x.d0, stream);
+          lt_matmul(lt, algo, x.a, x.b1, x.d1, stream);
+          unsigned long long n8 = static_cast<unsigned long long>(m * n / 8);
+          void* params[] = {&x.d0, &x.d1, &x.d, &n8};
+          Helpers::launch(helpers->silu_mul, 132 * 8, 256, params, stream);
+        };
+        break;
+      case Kind::kRowAmax:
+        theirs_text = "cuBLASLt GEMM + row-amax kernel";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          Set& x = s[i % sets];
+          lt_matmul(lt, algo, x.a, x.b, x.d, stream);
+          long long n8 = n / 8;
+          void* params[] = {&x.d, &x.tap, &n8};
+          Helpers::launch(helpers->row_amax, static_cast<unsigned>(m), 256, params, stream);
+        };
+        break;
+    }
+    pick_fastest(lt, stream, lt_call);
+    const auto theirs = [&](int i) { lt_call(lt.algo, i); };
+    const auto [ours_ms, theirs_ms] = compare(stream, ours, theirs);
+    const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
+    Row row{label.empty() ? kind_name(kind) : label, m, n, k, flop / (ours_ms * 1e9),
+            flop / (theirs_ms * 1e9), config, theirs_text};
+    std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.2fx | %s |\n", row.name.c_str(),
+                static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+                row.ours_tflops, row.theirs_tflops, row.ours_tflops / row.theirs_tflops,
+                config.c_str());
+    std::fflush(stdout);
+    rows.push_back(row);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (auto& x : s) {
+      for (void* p : {x.a, x.b, x.b1, x.bias, x.d, x.d0, x.d1, x.tap, x.scale_a, x.scale_b}) {
+        if (p != nullptr) cudaFree(p);
+      }
+    }
+    if (ws.data != nullptr) cudaFree(ws.data);
+    cudaFree(lt.workspace);
+    cublasLtDestroy(lt.handle);
+  }
+};
+
+KernelTuning tuned(int tile_m, int tile_n, int cluster_m, int cluster_n, bool pdl = false) {
+  KernelTuning t;
+  t.tile_m = tile_m;
+  t.tile_n = tile_n;
+  t.split_n = false;
+  t.cluster_m = cluster_m;
+  t.cluster_n = cluster_n;
+  t.dependent_launch = pdl;
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv_path;
+  bool quick = false;
+  int compile_only_sms = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") {
+      quick = true;
+    } else if (arg == "--compile-only" && i + 1 < argc) {
+      compile_only_sms = std::atoi(argv[++i]);
+    } else {
+      csv_path = arg;
+    }
+  }
+  Bench bench;
+  auto context = Context::create();
+  CHECK(context.is_ok(), context.status().message().c_str());
+  bench.context = context.value();
+  if (compile_only_sms > 0) {
+    bench.device = make_compile_only_device(compile_only_sms);
+    bench.compile_only = true;
+  } else {
+    auto device = make_cuda_device(0);
+    if (!device) {
+      std::printf("no CUDA device: %s\n", device.status().message().c_str());
+      return 0;
+    }
+    bench.device = device.value();
+    CHECK_CUDA(cudaFree(nullptr));  // the runtime's primary context, the one fusedgemm uses
+    CHECK_CUDA(cudaStreamCreateWithFlags(&bench.stream, cudaStreamNonBlocking));
+    bench.helpers = std::make_unique<Helpers>(*bench.context);
+  }
+  std::printf("| case | M | N | K | fusedgemm TFLOP/s | cuBLASLt TFLOP/s | ratio | kernel |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  const std::vector<std::int64_t> squares =
+      quick ? std::vector<std::int64_t>{4096, 8192}
+            : std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384};
+  for (const std::int64_t s : squares) bench.run(Kind::kPlain, s, s, s);
+  bench.run(Kind::kBiasGelu, 8192, 8192, 8192);
+  bench.run(Kind::kBiasGelu, 4096, 11008, 4096);
+  bench.run(Kind::kGatedMlp, 8192, 8192, 8192);
+  bench.run(Kind::kRowAmax, 8192, 8192, 8192);
+  bench.run(Kind::kFp8, 8192, 8192, 8192);
+  if (!quick) bench.run(Kind::kFp8, 4096, 4096, 4096);
+  // Kernel variants beside the cost model's pick.
+  for (const std::int64_t s : {4096, 8192}) {
+    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 no cluster", tuned(128, 256, 1, 1));
+    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 1x2", tuned(128, 256, 1, 2));
+    bench.run(Kind::kPlain, s, s, s, "bf16 256x128 cluster 2x1", tuned(256, 128, 2, 1));
+    bench.run(Kind::kPlain, s, s, s, "bf16 128x128 cluster 2x1", tuned(128, 128, 2, 1));
+    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1 PDL", tuned(128, 256, 2, 1, true));
+  }
+  if (!quick) {
+    for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {
+      for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
+                                 {11008, 4096}, {4096, 11008}, {14336, 4096}}) {
+        bench.run(Kind::kPlain, m, n, k, "bf16 LLM");
+      }
+    }
+  }
+  if (!csv_path.empty() && !bench.compile_only) {
+    FILE* f = std::fopen(csv_path.c_str(), "w");
+    CHECK(f != nullptr, "open the CSV");
+    std::fprintf(f, "case,m,n,k,fusedgemm_tflops,baseline_tflops,ratio,kernel,baseline\n");
+    for (const Row& r : bench.rows) {
+      std::fprintf(f, "%s,%lld,%lld,%lld,%.1f,%.1f,%.3f,\"%s\",%s\n", r.name.c_str(),
+                   static_cast<long long>(r.m), static_cast<long long>(r.n),
+                   static_cast<long long>(r.k), r.ours_tflops, r.theirs_tflops,
+                   r.ours_tflops / r.theirs_tflops, r.ours_config.c_str(), r.theirs.c_str());
+    }
+    std::fclose(f);
+  }
+  return 0;
+}

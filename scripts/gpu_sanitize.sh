@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# On the GPU machine, with gpu-carry/ (scripts/gpu_pack.sh): compute-sanitizer's memcheck,
+# racecheck and synccheck over one plan per flavor — every example graph — at a ragged
+# shape (M 200, N 272, K 144: no multiple of any tile, fp8-legal), each tool under its own
+# time limit. Every tool must report 0 errors. Results under $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
+export LD_LIBRARY_PATH=$PWD/gpu-carry/libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export FUSEDGEMM_CACHE_DIR=/tmp/fusedgemm-cache
+mkdir -p "$FUSEDGEMM_CACHE_DIR"
+tar -xJf gpu-carry/cache.tar.xz -C "$FUSEDGEMM_CACHE_DIR"
+# fallback_only is left out: `run --m/--n/--k` cannot resize its chained GEMM yet.
+examples=$(mktemp -d)
+for f in examples/*.json; do
+  [ "$(basename "$f")" = fallback_only.json ] || ln -s "$PWD/$f" "$examples/"
+done
+status=0
+for tool in memcheck racecheck synccheck; do
+  start=$SECONDS
+  timeout "${SANITIZE_SECONDS:-150}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    gpu-carry/bin/fusedgemm run --m 200 --n 272 --k 144 "$examples" > "$out/sanitize_$tool.txt" 2>&1
+  rc=$?
+  echo "== $tool: rc $rc, $((SECONDS - start)) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$tool.txt" | tail -1)"
+  grep -E "graphs:" "$out/sanitize_$tool.txt" | tail -1
+  [ $rc -eq 0 ] || status=1
+done
+exit $status

@@ -1,0 +1,202 @@
+// The warp-specialized persistent mainloop on the GPU at every kernel shape it can take:
+// each CTA tile and consumer split the cost model may choose, alone and in 2-CTA clusters
+// along M (B multicast) and N (A multicast), under every flavor whose registers it fits,
+// against the fp64 reference with poisoned, guarded outputs; CTAs that run many tiles; K of
+// 1 to 3 x stages steps; programmatic dependent launch; and a kernel cache warmed with no
+// driver present, hit by a plan on the GPU. Suites named *Gpu* carry the ctest label `gpu`
+// and skip without a device.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "api/kernel_build.h"
+#include "fusedgemm/context.h"
+#include "fusedgemm/plan.h"
+#include "fusion/analyze.h"
+#include "jit/context.h"
+#include "jit/jit_test_util.h"
+#include "recipe/kernel_config.h"
+#include "recipe/recipe.h"
+#include "runtime/plan_state.h"
+#include "support/call_harness.h"
+#include "support/device_call.h"
+#include "support/flavor_graphs.h"
+
+namespace fusedgemm::test {
+namespace {
+
+struct Shape {
+  const char* name;
+  int tile_m, tile_n;
+  bool split_n;
+};
+constexpr Shape kShapes[] = {{"128x256", 128, 256, false}, {"256x128", 256, 128, false},
+                             {"128x192", 128, 192, false}, {"128x128", 128, 128, false},
+                             {"64x256n", 64, 256, true},   {"64x128n", 64, 128, true},
+                             {"128x64", 128, 64, false}};
+
+KernelTuning pinned(const Shape& s, int cluster_m, int cluster_n) {
+  KernelTuning t;
+  t.tile_m = s.tile_m;
+  t.tile_n = s.tile_n;
+  t.split_n = s.split_n;
+  t.cluster_m = cluster_m;
+  t.cluster_n = cluster_n;
+  return t;
+}
+
+class KernelShapeGpu : public OnGpu<> {
+ protected:
+  // Builds `fg` with `tuning`, runs it once on garbage workspace and poisoned outputs, and
+  // checks it. False when the kernel cannot take the tuning for this flavor (refused by
+  // kernel_tuning: registers, scale blocks, quantization blocks, cluster parts).
+  bool run(const std::string& label, FlavorGraph& fg, const KernelTuning& tuning,
+           std::uint64_t seed) {
+    SCOPED_TRACE(label);
+    BuildOptions options{device_};
+    options.tuning = tuning;
+    options.engine = Engine::kFused;
+    auto plan = build(fg.graph, options);
+    if (!plan && plan.status().code() == ErrorCode::kInvalidArgument &&
+        plan.status().message().rfind("kernel_tuning", 0) == 0) {
+      return false;
+    }
+    EXPECT_TRUE(plan) << plan.status().message();
+    if (!plan) return false;
+    SCOPED_TRACE(recipe::describe(runtime::PlanAccess::state(plan.value()).recipe.config));
+    auto call = CallBuffers::make(fg.graph, seed);
+    EXPECT_TRUE(call) << call.status().message();
+    if (!call) return true;
+    DeviceCall device_call(device_, call.value());
+    EXPECT_TRUE(device_call.upload());
+    auto bound = plan->bind(device_call.pack());
+    EXPECT_TRUE(bound) << bound.status().message();
+    if (!bound) return true;
+    std::mt19937_64 garbage(seed);
+    auto ws = device_call.workspace(plan->workspace_bytes(bound.value()).value(), &garbage);
+    EXPECT_TRUE(ws) << ws.status().message();
+    const Status s = plan->execute(bound.value(), ws.value(), nullptr);
+    EXPECT_TRUE(s) << s.message();
+    EXPECT_TRUE(device_call.download());
+    EXPECT_TRUE(call->matches_reference(fg.graph));
+    EXPECT_TRUE(call->outside_untouched());
+    EXPECT_EQ(total_deferrals(plan.value()), 0u);
+    return true;
+  }
+};
+
+// Every shape x cluster, each with the plain flavor and one of the others in turn (so each
+// flavor meets several shapes and clusters), at a ragged shape: M, N and K no multiple of
+// any tile (K 4.25 steps of 64, 2.1 of 128 for fp8; N a multiple of 16 for the fp8
+// outputs), batch 2.
+TEST_F(KernelShapeGpu, EveryShapeAndClusterComputesEveryFlavor) {
+  const FlavorShape shape{.batch = 2, .m = 300, .n = 528, .k = 272};
+  const Flavor others[] = {Flavor::kEpilogue,   Flavor::kAuxFull,  Flavor::kMultiOutput,
+                           Flavor::kTapsRow,    Flavor::kTapsColumn, Flavor::kGatedMlp,
+                           Flavor::kBlockScaled, Flavor::kQuantized};
+  std::uint64_t seed = 100;
+  int ran = 0, refused = 0, turn = 0;
+  for (const Shape& s : kShapes) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+      // The next flavor this shape and cluster take (one the kernel refuses passes its turn
+      // on, so every flavor runs).
+      bool other_ran = false;
+      for (int tries = 0; tries < 8 && !other_ran; ++tries) {
+        const Flavor flavor = others[turn++ % 8];
+        auto fg = make_flavor_graph(flavor, shape);
+        ASSERT_TRUE(fg) << fg.status().message();
+        other_ran = run(fmt::format("{} {} cluster {}x{}", to_string(flavor), s.name, cm, cn),
+                        fg.value(), pinned(s, cm, cn), seed++);
+        (other_ran ? ran : refused)++;
+      }
+      auto plain = make_flavor_graph(Flavor::kPlain, shape);
+      ASSERT_TRUE(plain) << plain.status().message();
+      EXPECT_TRUE(run(fmt::format("plain {} cluster {}x{}", s.name, cm, cn), plain.value(),
+                      pinned(s, cm, cn), seed++));
+      ++ran;
+    }
+  }
+  std::printf("  %d shape x cluster x flavor cases ran, %d refused by kernel_tuning\n", ran,
+              refused);
+  EXPECT_GE(ran, 2 * 7 * 3);
+}
+
+// More tiles than CTAs: each CTA runs several tiles through one ring (phases carried across
+// tiles), with taps folding units of different CTAs and consumers, batch folded in.
+TEST_F(KernelShapeGpu, CtasRunManyTiles) {
+  std::uint64_t seed = 300;
+  for (const Flavor flavor : {Flavor::kPlain, Flavor::kTapsRow, Flavor::kTapsColumn}) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}}) {
+      const FlavorShape shape{.batch = 3, .m = 1000, .n = 1000, .k = 128};
+      auto fg = make_flavor_graph(flavor, shape);
+      ASSERT_TRUE(fg) << fg.status().message();
+      // 64x128 tiles: 3 x 16 x 8 = 384 tiles on at most 132 CTAs.
+      EXPECT_TRUE(run(fmt::format("{} 64x128n cluster {}x{}", to_string(flavor), cm, cn),
+                      fg.value(), pinned(kShapes[5], cm, cn), seed++));
+    }
+  }
+}
+
+// K of 1 step to 3 x stages steps (the 128x256 ring holds 4 stages), and K tails.
+TEST_F(KernelShapeGpu, KFromOneStepToThreeRings) {
+  std::uint64_t seed = 400;
+  for (const std::int64_t k : {8, 64, 72, 128, 256, 512, 768, 776}) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}}) {
+      auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 1, .m = 520, .n = 600, .k = k});
+      ASSERT_TRUE(fg) << fg.status().message();
+      EXPECT_TRUE(run(fmt::format("plain K {} cluster {}x{}", k, cm, cn), fg.value(),
+                      pinned(kShapes[0], cm, cn), seed++));
+    }
+  }
+}
+
+// Programmatic dependent launch: the kernel waits (griddepcontrol.wait) for the previous
+// grid on the stream before it touches memory, so calls made back to back are each right.
+TEST_F(KernelShapeGpu, DependentLaunchComputesTheSame) {
+  auto fg = make_flavor_graph(Flavor::kTapsRow, {.batch = 2, .m = 600, .n = 700, .k = 256});
+  ASSERT_TRUE(fg) << fg.status().message();
+  KernelTuning tuning;
+  tuning.dependent_launch = true;
+  EXPECT_TRUE(run("taps_row dependent launch", fg.value(), tuning, 500));
+  EXPECT_TRUE(run("taps_row dependent launch again", fg.value(), tuning, 501));
+}
+
+// A cache warmed by compiling with no device (driver version unknown, as `fusedgemm
+// compile` does on a build machine) is hit by build() on the GPU: the driver is not in the
+// key.
+TEST_F(KernelShapeGpu, ACacheWarmedWithoutADriverIsHit) {
+  const jit::testing::TempDir dir;
+  auto fg = make_flavor_graph(Flavor::kEpilogue, {.batch = 1, .m = 256, .n = 256, .k = 128});
+  ASSERT_TRUE(fg) << fg.status().message();
+  ContextOptions context_options;
+  context_options.read_environment = false;
+  context_options.cache_dir = dir.path();
+  {
+    auto warm = Context::create(context_options);
+    ASSERT_TRUE(warm) << warm.status().message();
+    auto analysis = fusion::analyze(fg->graph);
+    ASSERT_TRUE(analysis) << analysis.status().message();
+    auto program = std::make_shared<const fusion::FusionProgram>(analysis->program);
+    auto config = recipe::choose_kernel_config(*program, device_->multiprocessor_count());
+    ASSERT_TRUE(config) << config.status().message();
+    auto recipe = recipe::make_recipe(program, config.value());
+    ASSERT_TRUE(recipe) << recipe.status().message();
+    auto kernel = api::compile_fused_kernel(recipe.value(), *warm.value());
+    ASSERT_TRUE(kernel) << kernel.status().message();
+    EXPECT_EQ(warm.value()->counters().compiles, 1);
+  }
+  auto context = Context::create(context_options);
+  ASSERT_TRUE(context) << context.status().message();
+  auto plan = build(fg->graph, BuildOptions{device_, context.value()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(context.value()->counters().compiles, 0);
+  EXPECT_EQ(context.value()->counters().disk_hits, 1);
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
