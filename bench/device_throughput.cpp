@@ -10,8 +10,9 @@
 //   GEMM + row-amax tap vs a cuBLASLt GEMM and a row-reduction kernel
 //   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
 //   kernel variants at 4096^3 and 8192^3 (tiles, clusters, PDL) beside the cost model's pick
-// Usage: device_throughput [CSV path] [--quick] [--compile-only SM_COUNT]. --compile-only
-// builds every plan on the compile-only device (no GPU needed) to warm FUSEDGEMM_CACHE_DIR.
+// Usage: device_throughput [CSV path] [--quick] [--only TEXT] [--compile-only SM_COUNT].
+// --only runs the cases whose label contains TEXT (for a profiler); --compile-only builds
+// every plan on the compile-only device (no GPU needed) to warm FUSEDGEMM_CACHE_DIR.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -367,6 +368,7 @@ struct Bench {
   std::unique_ptr<Helpers> helpers;
   cudaStream_t stream = nullptr;
   bool compile_only = false;
+  std::string only;
   std::vector<Row> rows;
 
   std::optional<Plan> plan_of(Graph& g, const KernelTuning& tuning) {
@@ -383,6 +385,12 @@ struct Bench {
 
   void run(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k,
            const std::string& label = "", const KernelTuning& tuning = {}) {
+    const std::string name = label.empty() ? kind_name(kind) : label;
+    if (!only.empty() &&
+        (name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k))
+                .find(only) == std::string::npos) {
+      return;
+    }
     Graph g = make_graph(kind, m, n, k);
     auto plan = plan_of(g, tuning);
     if (!plan || compile_only) return;
@@ -475,7 +483,7 @@ struct Bench {
     const auto theirs = [&](int i) { lt_call(lt.algo, i); };
     const auto [ours_ms, theirs_ms] = compare(stream, ours, theirs);
     const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
-    Row row{label.empty() ? kind_name(kind) : label, m, n, k, flop / (ours_ms * 1e9),
+    Row row{name, m, n, k, flop / (ours_ms * 1e9),
             flop / (theirs_ms * 1e9), config, theirs_text};
     std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.2fx | %s |\n", row.name.c_str(),
                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
@@ -512,17 +520,19 @@ int main(int argc, char** argv) {
   std::string csv_path;
   bool quick = false;
   int compile_only_sms = 0;
+  Bench bench;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--only" && i + 1 < argc) {
+      bench.only = argv[++i];
     } else if (arg == "--compile-only" && i + 1 < argc) {
       compile_only_sms = std::atoi(argv[++i]);
     } else {
       csv_path = arg;
     }
   }
-  Bench bench;
   auto context = Context::create();
   CHECK(context.is_ok(), context.status().message().c_str());
   bench.context = context.value();

@@ -53,6 +53,7 @@ class EpilogueWriter {
                     p_.quantized_outputs.size()));
     w_.blank();
     w_.directive("#include \"kernels/element_io.cuh\"");
+    w_.directive("#include \"kernels/epilogue_access.cuh\"");
     w_.directive("#include \"kernels/epilogue_contract.cuh\"");
     w_.directive("#include \"kernels/fragment_slots.cuh\"");
     w_.directive("#include \"kernels/pointwise.cuh\"");
@@ -88,7 +89,7 @@ class EpilogueWriter {
   void write_prologue() {
     w_.line("namespace fk = fusedgemm::kernels;");
     w_.line("using Frag = fk::Fragment<TileM, TileN>;");
-    if (!p_.taps.empty()) w_.line("using Slots = fk::FragmentSlots<TileM, TileN>;");
+    if (needs_position()) w_.line("using Slots = fk::FragmentSlots<TileM, TileN>;");
     if (has_shape(TapShape::kCols)) {
       w_.line(fmt::format(
           "static_assert(TileN <= {}, \"fusedgemm_epilogue: kEpilogueScratchBytes holds column "
@@ -97,6 +98,16 @@ class EpilogueWriter {
     }
     if (plan_.scratch_bytes == 0) w_.line("(void)smem_scratch;");
     w_.line("const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup");
+    if (needs_position()) {
+      w_.comment("this thread's rows and first column in the unit, and their bounds");
+      w_.line("const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);");
+    }
+    for (std::size_t a = 0; a < p_.aux.size(); ++a) {
+      const auto& aux = p_.aux[a];
+      w_.line(fmt::format("const fk::AuxRows<{}, TileM, TileN> aux{}({}, pos, tile.batch);  // {}",
+                          elem(type_of(aux.buffer)), a, param(plan_.aux_param[a]),
+                          emit_quoted(p_.buffers[aux.buffer].name)));
+    }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
     for (std::size_t t = 0; t < p_.taps.size(); ++t) write_tap_partial(static_cast<int>(t));
     for (std::size_t q = 0; q < p_.quantized_outputs.size(); ++q) {
@@ -147,10 +158,12 @@ class EpilogueWriter {
                        [](const fusion::EpilogueNode& n) { return n.op == EpilogueOp::kAuxLoad; });
   }
 
+  // The element's row slot and column offset (constants of the unrolled loop) and bounds
+  // (kernels/epilogue_access.cuh).
   void write_position() {
-    w_.line("const long long m = tile.m0 + Frag::row(i, thread);");
-    w_.line("const long long n = tile.n0 + Frag::col(i, thread);");
-    w_.line("const bool inside = m < args.m && n < args.n;");
+    w_.line("const int r = Slots::row_slot(i);");
+    w_.line("const int c = Frag::col(i, 0);");
+    w_.line("const bool inside = pos.inside(r, c);");
   }
 
   // The elements run in batches of kAuxBatch: first every aux load of the batch, back to back
@@ -205,10 +218,6 @@ class EpilogueWriter {
         break;
       case EpilogueOp::kAuxLoad: {
         const auto& aux = p_.aux[node.aux];
-        const bool rows =
-            aux.broadcast == fusion::Broadcast::kRow || aux.broadcast == fusion::Broadcast::kFull;
-        const bool cols = aux.broadcast == fusion::Broadcast::kColumn ||
-                          aux.broadcast == fusion::Broadcast::kFull;
         const int p = plan_.aux_param[node.aux];
         if (!load) {
           w_.comment(fmt::format("{} = aux {}, loaded with its batch above", name(i),
@@ -216,11 +225,8 @@ class EpilogueWriter {
           w_.line(fmt::format("const float {0} = {0}_batch[k];", value(i)));
           return;
         }
-        // A broadcast axis is read at index 0 (its stride is 0 as well); the batch index
-        // always goes through the stride, which is 0 for a batch-1 aux.
-        expr = fmt::format("inside ? fk::load_at<{}>({}, tile.batch, {}, {}) : {}",
-                           elem(type_of(aux.buffer)), param(p), rows ? "m" : "0", cols ? "n" : "0",
-                           emit_f32(0.0f));
+        // A broadcast axis has stride 0, so every mode reads (r, c) through its rows.
+        expr = fmt::format("aux{}.at(r, c, inside)", node.aux);
         formula = fmt::format("load aux {} (kernel parameter {}, {}, {})",
                               emit_quoted(p_.buffers[aux.buffer].name), p,
                               to_string(type_of(aux.buffer)), to_string(aux.broadcast));
@@ -253,13 +259,12 @@ class EpilogueWriter {
 
   // A thread's values i and i + 1, i even, are columns n and n + 1 of one row: each output
   // keeps the even one and stores both as one word where the call's layout allows
-  // (kernels/element_io.cuh, store_pair_at).
+  // (kernels/epilogue_access.cuh, OutputRows).
   void write_output_pairs(int o) {
     const auto& out = p_.outputs[o];
-    w_.comment(fmt::format("output {}: column pairs stored as one word where its layout allows",
-                           emit_quoted(p_.buffers[out.buffer].name)));
-    w_.line(fmt::format("const bool out{}_pairs = fk::pairs_fill_words<{}>({});", o,
-                        elem(type_of(out.buffer)), param(plan_.output_param[o])));
+    w_.line(fmt::format("const fk::OutputRows<{}, TileM, TileN> out{}({}, pos, tile.batch);  // {}",
+                        elem(type_of(out.buffer)), o, param(plan_.output_param[o]),
+                        emit_quoted(p_.buffers[out.buffer].name)));
     w_.line(fmt::format("float out{}_even = 0.0f;", o));
   }
 
@@ -271,9 +276,8 @@ class EpilogueWriter {
                            to_string(type_of(out.buffer)), name(out.value)));
     w_.line(fmt::format("if (i % 2 == 0) out{}_even = {};", o, value(out.value)));
     w_.line(fmt::format(
-        "else fk::store_pair_at<{}>({}, out{}_pairs, tile.batch, m, n - 1, out{}_even, {}, "
-        "m < args.m && n - 1 < args.n, inside);",
-        elem(type_of(out.buffer)), param(p), o, o, value(out.value)));
+        "else out{0}.store_pair(r, c - 1, out{0}_even, {1}, pos.inside(r, c - 1), inside);", o,
+        value(out.value)));
   }
 
   void write_tap_fold(int t) {

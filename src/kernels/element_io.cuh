@@ -76,22 +76,18 @@ __device__ __forceinline__ long long element(const BufferArg& a, long long b, lo
 }
 
 // Loads one element as fp32. Aux buffers are aligned to one element (call rule
-// `alignment`), so a load of the element's width is aligned. fp4 is never an aux. Through
-// the read-only path (ld.global.nc): the rules keep every read role apart from every
-// written one (buffer_overlap), so the compiler may move these loads above the epilogue's
-// stores instead of waiting on each store in turn — the unrolled epilogue was bound by that
-// load-after-store latency (bias + GELU at 0.41x of cuBLASLt, H200, 2026-12-02).
+// `alignment`), so a load of the element's width is aligned. fp4 is never an aux.
 template <Elem E>
 __device__ __forceinline__ float load_at(const BufferArg& a, long long b, long long m,
                                          long long n) {
   static_assert(E != Elem::kE2M1, "load_at: fp4 aux are not loaded; the gate declines them");
   const long long i = element(a, b, m, n);
   if constexpr (E == Elem::kF32 || E == Elem::kS32) {
-    return decode<E>(__ldg(static_cast<const unsigned*>(a.data) + i));
+    return decode<E>(static_cast<const unsigned*>(a.data)[i]);
   } else if constexpr (E == Elem::kF16 || E == Elem::kBF16) {
-    return decode<E>(__ldg(static_cast<const unsigned short*>(a.data) + i));
+    return decode<E>(static_cast<const unsigned short*>(a.data)[i]);
   } else {
-    return decode<E>(__ldg(static_cast<const unsigned char*>(a.data) + i));
+    return decode<E>(static_cast<const unsigned char*>(a.data)[i]);
   }
 }
 
@@ -122,32 +118,6 @@ __device__ __forceinline__ bool pairs_fill_words(const BufferArg& a) {
                                                                                   : 2;
   return a.stride[2] == 1 && a.stride[1] % 2 == 0 && a.stride[0] % 2 == 0 &&
          reinterpret_cast<unsigned long long>(a.data) % kPairBytes == 0;
-}
-
-// Stores v0 at (m, n) and v1 at (m, n + 1), n even, where each is inside the problem
-// (in0, in1): one store of both where `pairs` (pairs_fill_words) and both are inside, half
-// the store instructions of two scalar ones; else each alone.
-template <Elem E>
-__device__ __forceinline__ void store_pair_at(const BufferArg& a, bool pairs, long long b,
-                                              long long m, long long n, float v0, float v1,
-                                              bool in0, bool in1) {
-  if (pairs && in0 && in1) {
-    const long long i = element(a, b, m, n);
-    const unsigned lo = encode<E>(v0);
-    const unsigned hi = encode<E>(v1);
-    if constexpr (E == Elem::kF32 || E == Elem::kS32) {
-      *reinterpret_cast<unsigned long long*>(static_cast<unsigned*>(a.data) + i) =
-          static_cast<unsigned long long>(lo) | (static_cast<unsigned long long>(hi) << 32);
-    } else if constexpr (E == Elem::kF16 || E == Elem::kBF16) {
-      *reinterpret_cast<unsigned*>(static_cast<unsigned short*>(a.data) + i) = lo | (hi << 16);
-    } else {
-      *reinterpret_cast<unsigned short*>(static_cast<unsigned char*>(a.data) + i) =
-          static_cast<unsigned short>(lo | (hi << 8));
-    }
-    return;
-  }
-  if (in0) store_at<E>(a, b, m, n, v0);
-  if (in1) store_at<E>(a, b, m, n + 1, v1);
 }
 
 }  // namespace fusedgemm::kernels

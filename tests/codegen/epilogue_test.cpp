@@ -255,6 +255,7 @@ TEST(GenerateEpilogue, CompilesForSm90aWithoutSpills) {
   std::string unit =
       "// Generated epilogues of the example graphs, wrapped in test kernels.\n"
       "#include \"kernels/block_quantize.cuh\"\n#include \"kernels/element_io.cuh\"\n"
+      "#include \"kernels/epilogue_access.cuh\"\n"
       "#include \"kernels/epilogue_contract.cuh\"\n#include \"kernels/fragment_slots.cuh\"\n"
       "#include \"kernels/pointwise.cuh\"\n#include \"kernels/tap_commit.cuh\"\n";
   // The slot numbering round-trips for every tile shape the kernels use.

@@ -2,6 +2,7 @@
 // Epilogue of graph 'taps': 1 matmul(s), 3 epilogue values, 1 dense output(s), 5 tap(s), 0 quantized output(s).
 
 #include "kernels/element_io.cuh"
+#include "kernels/epilogue_access.cuh"
 #include "kernels/epilogue_contract.cuh"
 #include "kernels/fragment_slots.cuh"
 #include "kernels/pointwise.cuh"
@@ -21,8 +22,10 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   using Slots = fk::FragmentSlots<TileM, TileN>;
   static_assert(TileN <= 128, "fusedgemm_epilogue: kEpilogueScratchBytes holds column taps of units up to 128 wide; regenerate for the wider unit");
   const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup
-  // output 'Y': column pairs stored as one word where its layout allows
-  const bool out0_pairs = fk::pairs_fill_words<fk::Elem::kBF16>(args.buffers[3]);
+  // this thread's rows and first column in the unit, and their bounds
+  const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);
+  const fk::AuxRows<fk::Elem::kBF16, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
+  const fk::OutputRows<fk::Elem::kBF16, TileM, TileN> out0(args.buffers[3], pos, tile.batch);  // 'Y'
   float out0_even = 0.0f;
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
   float tap0[Slots::kRows];
@@ -47,18 +50,18 @@ __device__ __forceinline__ void fusedgemm_epilogue(
     #pragma unroll
     for (int k = 0; k < kAuxBatch; ++k) {
       const int i = i0 + k;
-      const long long m = tile.m0 + Frag::row(i, thread);
-      const long long n = tile.n0 + Frag::col(i, thread);
-      const bool inside = m < args.m && n < args.n;
+      const int r = Slots::row_slot(i);
+      const int c = Frag::col(i, 0);
+      const bool inside = pos.inside(r, c);
       // 'bias' = load aux 'bias' (kernel parameter 2, bf16, column)
-      v1_batch[k] = inside ? fk::load_at<fk::Elem::kBF16>(args.buffers[2], tile.batch, 0, n) : 0x0p+0f;
+      v1_batch[k] = aux0.at(r, c, inside);
     }
     #pragma unroll
     for (int k = 0; k < kAuxBatch; ++k) {
       const int i = i0 + k;
-      const long long m = tile.m0 + Frag::row(i, thread);
-      const long long n = tile.n0 + Frag::col(i, thread);
-      const bool inside = m < args.m && n < args.n;
+      const int r = Slots::row_slot(i);
+      const int c = Frag::col(i, 0);
+      const bool inside = pos.inside(r, c);
       // 'acc' = accumulator of matmul 'gemm'
       const float v0 = acc[0][i];
       // 'bias' = aux 'bias', loaded with its batch above
@@ -67,7 +70,7 @@ __device__ __forceinline__ void fusedgemm_epilogue(
       const float v2 = fk::round_to<fk::Elem::kBF16>(__fadd_rn(v0, v1));
       // output 'Y' (kernel parameter 3, bf16) = 'Y'
       if (i % 2 == 0) out0_even = v2;
-      else fk::store_pair_at<fk::Elem::kBF16>(args.buffers[3], out0_pairs, tile.batch, m, n - 1, out0_even, v2, m < args.m && n - 1 < args.n, inside);
+      else out0.store_pair(r, c - 1, out0_even, v2, pos.inside(r, c - 1), inside);
       // tap 'row_sum': add of 'Y'
       tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
       // tap 'row_mean': avg of 'Y'

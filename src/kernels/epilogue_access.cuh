@@ -1,0 +1,132 @@
+// How the generated epilogue addresses aux inputs and dense outputs: once per unit, each
+// row slot of a thread (kernels/fragment_slots.cuh) gets its problem row, whether it is
+// inside the problem and a pointer to the element at the thread's first column; a value of
+// the fragment is then at (row slot r, column offset c), c = Frag::col(i, 0) a constant of
+// the unrolled loop, so an element's address is row[r] + c * column stride and its bounds
+// check one compare. Computing (batch, m, n) and their 64-bit offsets per element made the
+// unrolled epilogue so long that instruction fetch stalled the consumers (43% of stalls for
+// bias + GELU, ncu on the H200, 2026-12-02). Device code; no host headers (NVRTC).
+#pragma once
+
+#include "kernels/element_io.cuh"      // Elem, encode, decode
+#include "kernels/epilogue_contract.cuh"  // TileCoord
+#include "kernels/fragment_slots.cuh"  // FragmentSlots
+#include "kernels/kernel_args.h"       // KernelArgs, BufferArg
+
+namespace fusedgemm::kernels {
+
+template <Elem E>
+inline constexpr int kElemBytes = E == Elem::kF32 || E == Elem::kS32   ? 4
+                                  : E == Elem::kF16 || E == Elem::kBF16 ? 2
+                                                                        : 1;
+
+// This thread's place in its unit: rows per row slot, the first column, the bounds.
+template <int TileM, int TileN>
+struct UnitPosition {
+  using Slots = FragmentSlots<TileM, TileN>;
+  long long m[Slots::kRows];  // problem row of each row slot
+  bool row_in[Slots::kRows];  // m < M
+  long long n0;               // problem column at column offset 0 (the thread's first)
+  long long cols_left;        // columns from n0 to the problem's edge
+
+  __device__ UnitPosition(const KernelArgs& args, const TileCoord& unit, int thread) {
+#pragma unroll
+    for (int r = 0; r < Slots::kRows; ++r) {
+      m[r] = unit.m0 + Slots::row_of(r, thread);
+      row_in[r] = m[r] < args.m;
+    }
+    n0 = unit.n0 + Slots::col_of(0, thread);
+    cols_left = args.n - n0;
+  }
+  // Whether (row slot r, column offset c) is inside the problem.
+  __device__ bool inside(int r, int c) const { return row_in[r] && c < cols_left; }
+};
+
+// The element of a buffer at each row slot's row and the thread's first column.
+template <Elem E, int TileM, int TileN>
+struct RowPointers {
+  using Slots = FragmentSlots<TileM, TileN>;
+  char* row[Slots::kRows];
+  long long column_bytes;  // bytes from one column to the next (stride 0: a broadcast)
+
+  __device__ RowPointers(const BufferArg& a, const UnitPosition<TileM, TileN>& pos,
+                         long long batch) {
+    char* base = static_cast<char*>(a.data) + batch * a.stride[0] * kElemBytes<E> +
+                 pos.n0 * a.stride[2] * kElemBytes<E>;
+#pragma unroll
+    for (int r = 0; r < Slots::kRows; ++r) row[r] = base + pos.m[r] * a.stride[1] * kElemBytes<E>;
+    column_bytes = a.stride[2] * kElemBytes<E>;
+  }
+  __device__ char* at(int r, int c) const { return row[r] + c * column_bytes; }
+};
+
+// An aux input (kernel axis order; stride 0 on broadcast axes, so every broadcast mode reads
+// the same way). Loads through the read-only path: the rules keep read roles apart from
+// written ones (buffer_overlap), so the loads may move above the epilogue's stores.
+template <Elem E, int TileM, int TileN>
+struct AuxRows {
+  static_assert(E != Elem::kE2M1, "AuxRows: fp4 aux are not loaded; the gate declines them");
+  RowPointers<E, TileM, TileN> p;
+
+  __device__ AuxRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos, long long batch)
+      : p(a, pos, batch) {}
+  // The value at (r, c) where `inside`, else 0.
+  __device__ float at(int r, int c, bool inside) const {
+    if (!inside) return 0.0f;
+    const char* q = p.at(r, c);
+    if constexpr (kElemBytes<E> == 4) {
+      return decode<E>(__ldg(reinterpret_cast<const unsigned*>(q)));
+    } else if constexpr (kElemBytes<E> == 2) {
+      return decode<E>(__ldg(reinterpret_cast<const unsigned short*>(q)));
+    } else {
+      return decode<E>(__ldg(reinterpret_cast<const unsigned char*>(q)));
+    }
+  }
+};
+
+// A dense output. A thread's values at column offsets c and c + 1 (c even) are neighbours
+// of one row: they go out as one store of twice the width where the call's layout puts
+// them side by side in one aligned word (pairs_fill_words: uniform over the launch).
+template <Elem E, int TileM, int TileN>
+struct OutputRows {
+  static_assert(E != Elem::kE2M1, "OutputRows: fp4 is stored in pairs by block_quantize");
+  RowPointers<E, TileM, TileN> p;
+  bool pairs;
+
+  __device__ OutputRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos,
+                        long long batch)
+      : p(a, pos, batch), pairs(pairs_fill_words<E>(a)) {}
+
+  __device__ static void store(char* q, float v) {
+    const unsigned code = encode<E>(v);
+    if constexpr (kElemBytes<E> == 4) {
+      *reinterpret_cast<unsigned*>(q) = code;
+    } else if constexpr (kElemBytes<E> == 2) {
+      *reinterpret_cast<unsigned short*>(q) = static_cast<unsigned short>(code);
+    } else {
+      *reinterpret_cast<unsigned char*>(q) = static_cast<unsigned char>(code);
+    }
+  }
+
+  // v0 at (r, c), v1 at (r, c + 1), c even, each where inside (in1 implies in0).
+  __device__ void store_pair(int r, int c, float v0, float v1, bool in0, bool in1) const {
+    char* q = p.at(r, c);
+    if (pairs && in1) {
+      const unsigned lo = encode<E>(v0);
+      const unsigned hi = encode<E>(v1);
+      if constexpr (kElemBytes<E> == 4) {
+        *reinterpret_cast<unsigned long long*>(q) =
+            static_cast<unsigned long long>(lo) | (static_cast<unsigned long long>(hi) << 32);
+      } else if constexpr (kElemBytes<E> == 2) {
+        *reinterpret_cast<unsigned*>(q) = lo | (hi << 16);
+      } else {
+        *reinterpret_cast<unsigned short*>(q) = static_cast<unsigned short>(lo | (hi << 8));
+      }
+      return;
+    }
+    if (in0) store(q, v0);
+    if (in1) store(q + p.column_bytes, v1);
+  }
+};
+
+}  // namespace fusedgemm::kernels
