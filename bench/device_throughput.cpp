@@ -40,12 +40,12 @@ namespace {
 
 using namespace fusedgemm;
 
-#define CHECK(x, what)                                                  \
-  do {                                                                  \
-    if (!(x)) {                                                         \
+#define CHECK(x, what)                                                       \
+  do {                                                                       \
+    if (!(x)) {                                                              \
       std::fprintf(stderr, "%s failed (%s:%d)\n", what, __FILE__, __LINE__); \
-      std::exit(2);                                                     \
-    }                                                                   \
+      std::exit(2);                                                          \
+    }                                                                        \
   } while (0)
 #define CHECK_CUDA(x) CHECK((x) == cudaSuccess, #x)
 #define CHECK_CU(x) CHECK((x) == CUDA_SUCCESS, #x)
@@ -286,8 +286,7 @@ void lt_matmul(const Lt& lt, const cublasLtMatmulAlgo_t& algo, const void* a, co
                void* d, cudaStream_t stream, const void* bias = nullptr,
                const float* scale_a = nullptr, const float* scale_b = nullptr) {
   if (bias != nullptr) {
-    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                   sizeof(bias));
+    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   }
   if (scale_a != nullptr) {
     // cuBLASLt's A is our B and its B our A.
@@ -383,8 +382,8 @@ struct Bench {
     return plan.value();
   }
 
-  void run(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k,
-           const std::string& label = "", const KernelTuning& tuning = {}) {
+  void run(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& label = "",
+           const KernelTuning& tuning = {}) {
     const std::string name = label.empty() ? kind_name(kind) : label;
     if (!only.empty() &&
         (name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k))
@@ -394,8 +393,7 @@ struct Bench {
     Graph g = make_graph(kind, m, n, k);
     auto plan = plan_of(g, tuning);
     if (!plan || compile_only) return;
-    const std::string config =
-        recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
+    const std::string config = recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
     const bool fp8 = kind == Kind::kFp8;
     const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
     const std::size_t op_bytes = fp8 ? 1 : 2;
@@ -446,7 +444,8 @@ struct Bench {
       case Kind::kBiasGelu:
         theirs_text = "cuBLASLt GELU_BIAS epilogue";
         lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
-          lt_matmul(lt, algo, s[i % sets].a, s[i % sets].b, s[i % sets].d, stream, s[i % sets].bias);
+          lt_matmul(lt, algo, s[i % sets].a, s[i % sets].b, s[i % sets].d, stream,
+                    s[i % sets].bias);
         };
         break;
       case Kind::kFp8:
@@ -483,8 +482,7 @@ struct Bench {
     const auto theirs = [&](int i) { lt_call(lt.algo, i); };
     const auto [ours_ms, theirs_ms] = compare(stream, ours, theirs);
     const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
-    Row row{name, m, n, k, flop / (ours_ms * 1e9),
-            flop / (theirs_ms * 1e9), config, theirs_text};
+    Row row{name, m, n, k, flop / (ours_ms * 1e9), flop / (theirs_ms * 1e9), config, theirs_text};
     std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.2fx | %s |\n", row.name.c_str(),
                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
                 row.ours_tflops, row.theirs_tflops, row.ours_tflops / row.theirs_tflops,
@@ -573,7 +571,9 @@ int main(int argc, char** argv) {
   if (!quick) {
     for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {
       for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
-                                 {11008, 4096}, {4096, 11008}, {14336, 4096}}) {
+                                 {11008, 4096},
+                                 {4096, 11008},
+                                 {14336, 4096}}) {
         bench.run(Kind::kPlain, m, n, k, "bf16 LLM");
       }
     }

@@ -172,9 +172,8 @@ int compile_command(const CompileCommandOptions& options) {
   const std::string cache = settings.cache_disabled      ? std::string("disabled")
                             : settings.cache_dir.empty() ? std::string("in memory only")
                                                          : settings.cache_dir.string();
-  std::printf(
-      "kernel cache: %s; tiles planned for %d multiprocessors%s\n", cache.c_str(), sm_count,
-      sm_count == 0 ? " (none known: --sm-count)" : "");
+  std::printf("kernel cache: %s; tiles planned for %d multiprocessors%s\n", cache.c_str(), sm_count,
+              sm_count == 0 ? " (none known: --sm-count)" : "");
 
   int compiled = 0, spilled = 0, not_compiled = 0, failed = 0, errors = 0;
   for (const auto& path : paths) {

@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
   compile->add_option("--n", compile_options.n, "columns of the problem");
   compile->add_option("--k", compile_options.k, "reduction extent of the problem");
   compile->add_option("--batch", compile_options.batch, "batch of the problem");
-  compile->add_option("--sm-count", compile_options.sm_count,
-                      "multiprocessors the tile choice plans for (default: the local GPU's)")
+  compile
+      ->add_option("--sm-count", compile_options.sm_count,
+                   "multiprocessors the tile choice plans for (default: the local GPU's)")
       ->check(CLI::NonNegativeNumber);
   compile->add_option("--arch", compile_options.arch, "target architecture; only sm_90a")
       ->capture_default_str();

@@ -17,7 +17,7 @@ using recipe::Recipe;
 
 constexpr std::string_view kRule = "epilogue_codegen";
 constexpr int kConsumerWarps = 4;  // one consumer warpgroup runs a unit (epilogue_contract.cuh)
-constexpr int kMaxTileN = 256;  // wgmma N
+constexpr int kMaxTileN = 256;     // wgmma N
 constexpr int kFloatBytes = 4;
 
 Status unavailable(std::string message) {

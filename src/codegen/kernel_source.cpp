@@ -186,8 +186,7 @@ class SourceBuilder {
       plan.swizzle_bytes = kSwizzleBytes;
       if (op.major == Major::kK) {
         plan.axes = {2, 1, 0};
-        plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(load_rows),
-                    1};
+        plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(load_rows), 1};
       } else {
         const int box_mn = kSwizzleBytes / f.element_bytes;
         plan.axes = {1, 2, 0};
@@ -244,9 +243,10 @@ class SourceBuilder {
     line("struct FusedgemmConfig {{");
     line("  static constexpr int kTileM = {};", c.tile_m);
     line("  static constexpr int kTileN = {};", c.tile_n);
-    line("  static constexpr fusedgemm::kernels::ConsumerSplit kSplit = "
-         "fusedgemm::kernels::ConsumerSplit::{};",
-         c.split == recipe::ConsumerSplit::kM ? "kM" : "kN");
+    line(
+        "  static constexpr fusedgemm::kernels::ConsumerSplit kSplit = "
+        "fusedgemm::kernels::ConsumerSplit::{};",
+        c.split == recipe::ConsumerSplit::kM ? "kM" : "kN");
     line("  static constexpr int kClusterM = {};", c.cluster_m);
     line("  static constexpr int kClusterN = {};", c.cluster_n);
     line("  static constexpr int kStages = {};", c.stages);
@@ -317,8 +317,9 @@ class SourceBuilder {
     line("  template <int TileM, int TileN, int G>");
     line("  __device__ static void run(const fusedgemm::kernels::KernelArgs& args,");
     line("                             const fusedgemm::kernels::TileCoord& unit,");
-    line("                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
-         "TileN>::kCount],");
+    line(
+        "                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
+        "TileN>::kCount],");
     line("                             float* scratch) {{");
     line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch);");
     line("  }}");
@@ -326,9 +327,10 @@ class SourceBuilder {
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);
     line("fusedgemm_kernel(const __grid_constant__ fusedgemm::kernels::KernelArgs args) {{");
     line("  extern __shared__ __align__(1024) unsigned char fusedgemm_smem[];");
-    line("  fusedgemm::kernels::GemmSm90<FusedgemmConfig, FusedgemmEpilogue, "
-         "fusedgemm::kernels::{}>::run(args, fusedgemm_smem);",
-         block_scaled() ? "PromoteBlockScales" : "AccumulateStages");
+    line(
+        "  fusedgemm::kernels::GemmSm90<FusedgemmConfig, FusedgemmEpilogue, "
+        "fusedgemm::kernels::{}>::run(args, fusedgemm_smem);",
+        block_scaled() ? "PromoteBlockScales" : "AccumulateStages");
     line("}}");
   }
 

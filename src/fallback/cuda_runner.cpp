@@ -31,9 +31,8 @@ class CudaRunner final : public runtime::Runner {
 
   Status prepare(Context& context) {
     FG_ASSIGN_OR_RETURN(StepSource source, generate_step_source(*p_));
-    FG_ASSIGN_OR_RETURN(
-        jit::CompileResult compiled,
-        context.compile(source.source, jit::CompileOptions{}));
+    FG_ASSIGN_OR_RETURN(jit::CompileResult compiled,
+                        context.compile(source.source, jit::CompileOptions{}));
     kernels_.resize(p_->steps.size());
     gemms_.resize(p_->steps.size());
     for (std::size_t i = 0; i < p_->steps.size(); ++i) {

@@ -149,8 +149,7 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
   jit::CompileOptions resolved = options;
   if (!resolved.include_dirs) resolved.include_dirs = impl_->settings.cuda_include_dirs;
   if (resolved.dump_dir.empty()) resolved.dump_dir = impl_->settings.dump_dir;
-  FG_ASSIGN_OR_RETURN(std::string key,
-                      jit::cache_key(source, resolved, impl_->nvrtc));
+  FG_ASSIGN_OR_RETURN(std::string key, jit::cache_key(source, resolved, impl_->nvrtc));
 
   std::promise<Result<SharedKernel>> promise;
   std::shared_future<Result<SharedKernel>> future;

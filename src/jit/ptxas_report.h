@@ -42,7 +42,8 @@ struct PtxasReport {
 };
 
 // Parses every `ptxas info` / `ptxas .` line of `log` and keeps the performance warnings;
-// other lines (other warnings, errors, compile times) are skipped. A log without -v lines gives an empty report.
+// other lines (other warnings, errors, compile times) are skipped. A log without -v lines gives an
+// empty report.
 PtxasReport parse_ptxas_report(std::string_view log);
 
 }  // namespace fusedgemm::jit

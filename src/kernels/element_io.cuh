@@ -113,7 +113,7 @@ __device__ __forceinline__ void store_at(const BufferArg& a, long long b, long l
 // elsewhere and a base aligned to the pair. Uniform over the launch.
 template <Elem E>
 __device__ __forceinline__ bool pairs_fill_words(const BufferArg& a) {
-  constexpr unsigned long long kPairBytes = E == Elem::kF32 || E == Elem::kS32   ? 8
+  constexpr unsigned long long kPairBytes = E == Elem::kF32 || E == Elem::kS32    ? 8
                                             : E == Elem::kF16 || E == Elem::kBF16 ? 4
                                                                                   : 2;
   return a.stride[2] == 1 && a.stride[1] % 2 == 0 && a.stride[0] % 2 == 0 &&

@@ -8,15 +8,15 @@
 // bias + GELU, ncu on the H200, 2026-12-02). Device code; no host headers (NVRTC).
 #pragma once
 
-#include "kernels/element_io.cuh"      // Elem, encode, decode
+#include "kernels/element_io.cuh"         // Elem, encode, decode
 #include "kernels/epilogue_contract.cuh"  // TileCoord
-#include "kernels/fragment_slots.cuh"  // FragmentSlots
-#include "kernels/kernel_args.h"       // KernelArgs, BufferArg
+#include "kernels/fragment_slots.cuh"     // FragmentSlots
+#include "kernels/kernel_args.h"          // KernelArgs, BufferArg
 
 namespace fusedgemm::kernels {
 
 template <Elem E>
-inline constexpr int kElemBytes = E == Elem::kF32 || E == Elem::kS32   ? 4
+inline constexpr int kElemBytes = E == Elem::kF32 || E == Elem::kS32    ? 4
                                   : E == Elem::kF16 || E == Elem::kBF16 ? 2
                                                                         : 1;
 
@@ -39,7 +39,9 @@ struct UnitPosition {
     cols_left = args.n - n0;
   }
   // Whether (row slot r, column offset c) is inside the problem.
-  __device__ bool inside(int r, int c) const { return row_in[r] && c < cols_left; }
+  __device__ bool inside(int r, int c) const {
+    return row_in[r] && c < cols_left;
+  }
 };
 
 // The element of a buffer at each row slot's row and the thread's first column.
@@ -57,7 +59,9 @@ struct RowPointers {
     for (int r = 0; r < Slots::kRows; ++r) row[r] = base + pos.m[r] * a.stride[1] * kElemBytes<E>;
     column_bytes = a.stride[2] * kElemBytes<E>;
   }
-  __device__ char* at(int r, int c) const { return row[r] + c * column_bytes; }
+  __device__ char* at(int r, int c) const {
+    return row[r] + c * column_bytes;
+  }
 };
 
 // An aux input (kernel axis order; stride 0 on broadcast axes, so every broadcast mode reads
@@ -93,8 +97,7 @@ struct OutputRows {
   RowPointers<E, TileM, TileN> p;
   bool pairs;
 
-  __device__ OutputRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos,
-                        long long batch)
+  __device__ OutputRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos, long long batch)
       : p(a, pos, batch), pairs(pairs_fill_words<E>(a)) {}
 
   __device__ static void store(char* q, float v) {

@@ -173,8 +173,8 @@ struct GemmSm90 {
   // Issues the TMA boxes of operands O.. for one stage (a compile-time loop: each operand's
   // major and offsets are constants; NVRTC takes no lambdas in device code, hence recursion).
   template <int O>
-  __device__ static void load_operands(const KernelArgs& args, unsigned stage, unsigned bar,
-                                       int k0, const TileIndex& tile, int rank) {
+  __device__ static void load_operands(const KernelArgs& args, unsigned stage, unsigned bar, int k0,
+                                       const TileIndex& tile, int rank) {
     if constexpr (O < kOperands) {
       constexpr OperandSpec op = Config::kOperands[O];
       constexpr int kRows = Layout::load_rows(O);
@@ -182,9 +182,8 @@ struct GemmSm90 {
       // A broadcast operand (batch 1) is read at batch 0 by every batch's tiles.
       const int batch = args.buffers[op.param].shape[0] == 1 ? 0 : static_cast<int>(tile.batch);
       const int first = Layout::shared(O) ? rank * kRows : 0;  // this CTA's part
-      const int mn0 = static_cast<int>(op.role == OperandRole::kA ? tile.m * kTileM
-                                                                  : tile.n * kTileN) +
-                      first;
+      const int mn0 =
+          static_cast<int>(op.role == OperandRole::kA ? tile.m * kTileM : tile.n * kTileN) + first;
       const unsigned dst = stage + Layout::operand_offset(O);
       constexpr unsigned short kAll = static_cast<unsigned short>((1u << kClusterCtas) - 1u);
       if constexpr (op.major == OperandMajor::kK) {
@@ -221,8 +220,7 @@ struct GemmSm90 {
         wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
         const unsigned full = full_barrier(base, ring.stage);
         ptx::mbarrier_arrive_expect_tx(full, Layout::kStageBytes);
-        load_operands<0>(args, stage_base(base, ring.stage), full, kt * Layout::kTileK, tile,
-                         rank);
+        load_operands<0>(args, stage_base(base, ring.stage), full, kt * Layout::kTileK, tile, rank);
         ring.advance<kStages>();
       }
     }
@@ -247,8 +245,8 @@ struct GemmSm90 {
     if constexpr (op.major == OperandMajor::kK) {
       // K-major: rows of 128 bytes; a K step moves 32 bytes along the row. LBO is unused
       // by swizzled K-major layouts (1 by convention); SBO = one 8-row atom.
-      const unsigned addr = tile_base + static_cast<unsigned>(row0 * Layout::kSwizzleBytes +
-                                                              kk * ptx::kWgmmaKBytes);
+      const unsigned addr =
+          tile_base + static_cast<unsigned>(row0 * Layout::kSwizzleBytes + kk * ptx::kWgmmaKBytes);
       return ptx::smem_descriptor_sw128(addr, 16, Layout::kAtomBytes);
     } else {
       // MN-major: 64-row block h is box h; a K step moves kMmaKElems K-rows. LBO = the
@@ -272,8 +270,7 @@ struct GemmSm90 {
       constexpr OperandSpec op_b = Config::kOperands[b];
       const int row_a = Layout::kSplitM ? consumer * kUnitM : 0;
       const int row_b = Layout::kSplitM ? 0 : consumer * kUnitN;
-      const unsigned long long desc_b =
-          descriptor<b>(stage + Layout::operand_offset(b), row_b, kk);
+      const unsigned long long desc_b = descriptor<b>(stage + Layout::operand_offset(b), row_b, kk);
 #pragma unroll
       for (int group = 0; group < Frag::kGroups; ++group) {
         const unsigned long long desc_a =
@@ -290,7 +287,7 @@ struct GemmSm90 {
   // overwrites it where `overwrite`) as one wgmma group. The caller waits for it.
   __device__ static void mma_stage(unsigned stage, int consumer, bool overwrite,
                                    Accumulators& acc) {
-    __syncwarp();  // wgmma is .sync.aligned: each warp converged after the barrier wait loop
+    __syncwarp();        // wgmma is .sync.aligned: each warp converged after the barrier wait loop
     ptx::wgmma_fence();  // the accumulators may have been read or written since the last MMA
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
@@ -328,8 +325,8 @@ struct GemmSm90 {
   }
 
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
-                                  const Scheduler& tiles, int rank, long long first,
-                                  long long step, int k_steps, int consumer) {
+                                  const Scheduler& tiles, int rank, long long first, long long step,
+                                  int k_steps, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
     const bool signaller = thread == 0;
     RingState ring;
@@ -432,8 +429,8 @@ struct GemmSm90 {
     } else {
       ptx::setmaxnreg_inc<kConsumerRegisters>();
       const int consumer = warpgroup - 1;
-      float* scratch = reinterpret_cast<float*>(
-          smem + (base - raw) + Layout::kScratchOffset + consumer * Layout::kScratchStride);
+      float* scratch = reinterpret_cast<float*>(smem + (base - raw) + Layout::kScratchOffset +
+                                                consumer * Layout::kScratchStride);
       mma_loop(args, base, scratch, tiles, rank, first, step, k_steps, consumer);
     }
   }

@@ -43,13 +43,13 @@ struct TileScheduler {
   static_assert(ClusterM >= 1 && ClusterN >= 1 && ClusterM * ClusterN <= 2,
                 "clusters of 1 or 2 CTAs: change choose_kernel_config");
 
-  long long tiles_m;     // CTA tiles along M
-  long long tiles_n;     // ... along N
-  long long rows;        // cluster tiles along M
-  long long cols;        // ... along N
-  long long per_batch;   // cluster tiles per batch
-  long long total;       // cluster tiles of the launch
-  long long group;       // cluster-tile rows per raster band (>= 1)
+  long long tiles_m;    // CTA tiles along M
+  long long tiles_n;    // ... along N
+  long long rows;       // cluster tiles along M
+  long long cols;       // ... along N
+  long long per_batch;  // cluster tiles per batch
+  long long total;      // cluster tiles of the launch
+  long long group;      // cluster-tile rows per raster band (>= 1)
 
   FG_HOST_DEVICE static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 

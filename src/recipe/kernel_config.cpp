@@ -74,7 +74,7 @@ int epilogue_floats(const fusion::FusionProgram& program, const KernelConfig& c)
   const int per_thread = c.unit_m() * c.unit_n() / kThreadsPerConsumer;
   int floats = static_cast<int>(program.quantized_outputs.size()) * per_thread;
   for (const auto& tap : program.taps) {
-    if (tap.reduce_m && !tap.reduce_n) floats += c.unit_n() / 4;  // FragmentSlots::kCols
+    if (tap.reduce_m && !tap.reduce_n) floats += c.unit_n() / 4;   // FragmentSlots::kCols
     if (tap.reduce_n && !tap.reduce_m) floats += c.unit_m() / 32;  // kRows
     if (tap.reduce_m && tap.reduce_n) floats += 1;
   }
@@ -104,7 +104,8 @@ int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
   const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, c));
   const std::int64_t room = kMaxDynamicBytes - kSlackBytes -
                             KernelConfig::kConsumers * epilogue_scratch_bound(program, c);
-  return static_cast<int>(std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
+  return static_cast<int>(
+      std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
 }
 
 // Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K): the larger of its
@@ -136,8 +137,8 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
           : static_cast<double>(cluster_tiles * c.cluster_ctas());
   const double k16 = static_cast<double>(ceil_div(std::max<std::int64_t>(1, p.k), c.tile_k)) *
                      (kTileKBytes / 32.0);
-  const double outputs = static_cast<double>(program.outputs.size() + program.aux.size() +
-                                             program.taps.size() + 1);
+  const double outputs =
+      static_cast<double>(program.outputs.size() + program.aux.size() + program.taps.size() + 1);
   const double epilogue = c.unit_m() * c.unit_n() * outputs / 32.0;
   const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
   return waves * (k16 * step_clocks(program, c) * discount + epilogue);
@@ -208,7 +209,8 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
         "{}",
         tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer, kMaxAccumulators);
   }
-  if (block_scaled(program) && (c.split != ConsumerSplit::kM || (c.tile_n != 64 && c.tile_n != 128))) {
+  if (block_scaled(program) &&
+      (c.split != ConsumerSplit::kM || (c.tile_n != 64 && c.tile_n != 128))) {
     return fmt::format(
         "{}: block-scaled operands; legal: row halves and tile_n 64 or 128 (a tile's columns "
         "in one 128-column scale block of B)",
@@ -235,9 +237,8 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
       return fmt::format(
           "cluster {}x{} with {}: each CTA loads {} rows of {} '{}'; legal: a multiple of {} "
           "({})",
-          c.cluster_m, c.cluster_n, tile, rows, to_string(op.role),
-          program.buffers[op.buffer].name, k_major(op) ? 8 : box,
-          k_major(op) ? "whole swizzle atoms" : "whole MN-major boxes");
+          c.cluster_m, c.cluster_n, tile, rows, to_string(op.role), program.buffers[op.buffer].name,
+          k_major(op) ? 8 : box, k_major(op) ? "whole swizzle atoms" : "whole MN-major boxes");
     }
   }
   const int most = max_stages(program, c);
@@ -320,17 +321,16 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
   // rows of B, least at g = sqrt(clusters * height_n / height_m).
   const double height_m = static_cast<double>(config.cluster_m) * config.tile_m;
   const double height_n = static_cast<double>(config.cluster_n) * config.tile_n;
-  const double g = std::sqrt(static_cast<double>(std::max<std::int64_t>(1, clusters)) *
-                             height_n / height_m);
+  const double g =
+      std::sqrt(static_cast<double>(std::max<std::int64_t>(1, clusters)) * height_n / height_m);
   return std::clamp<std::int64_t>(std::llround(g), 1, std::max<std::int64_t>(1, rows));
 }
 
 std::string describe(const KernelConfig& c) {
-  const std::string cluster =
-      c.cluster_ctas() == 1
-          ? "no cluster"
-          : fmt::format("cluster {}x{} ({} multicast)", c.cluster_m, c.cluster_n,
-                        c.cluster_m > 1 ? "B" : "A");
+  const std::string cluster = c.cluster_ctas() == 1
+                                  ? "no cluster"
+                                  : fmt::format("cluster {}x{} ({} multicast)", c.cluster_m,
+                                                c.cluster_n, c.cluster_m > 1 ? "B" : "A");
   return fmt::format(
       "tile {}x{}x{} ({} consumers of {}x{}), {}, {} stages, persistent grid, grouped tile "
       "order, direct-store epilogue{}",

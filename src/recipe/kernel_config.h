@@ -25,8 +25,8 @@ struct KernelConfig {
   int tile_k = 64;   // elements of K per stage: 128 bytes (64 for 16-bit types, 128 for fp8)
   int stages = 4;    // depth of the shared-memory ring TMA fills
   ConsumerSplit split = ConsumerSplit::kM;
-  int cluster_m = 1;  // CTAs of a cluster along M (they share B, multicast)
-  int cluster_n = 1;  // ... along N (they share A)
+  int cluster_m = 1;              // CTAs of a cluster along M (they share B, multicast)
+  int cluster_n = 1;              // ... along N (they share A)
   bool dependent_launch = false;  // programmatic dependent launch (griddepcontrol)
   int threads = 128 * (1 + kConsumers);
   // The multiprocessor count the cost model planned waves over: the device's, 0 where it

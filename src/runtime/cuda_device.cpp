@@ -46,8 +46,8 @@ class CudaKernel final : public LoadedKernel {
 unsigned resident_ctas(const DriverApi& api, CUfunction function, const KernelImage& image,
                        int sm_count) {
   const unsigned cluster = std::max(1u, image.cluster_ctas);
-  const unsigned fallback = std::max(1u, static_cast<unsigned>(std::max(sm_count, 0)) / cluster) *
-                            cluster;
+  const unsigned fallback =
+      std::max(1u, static_cast<unsigned>(std::max(sm_count, 0)) / cluster) * cluster;
   if (image.block_threads == 0) return fallback;
   CUlaunchConfig config{};
   config.gridDimX = cluster;
@@ -119,8 +119,8 @@ Result<std::shared_ptr<Device>> open_device(const DriverLibrary& library, int or
     return driver_error(api, "cuDeviceGetName", r, {}, opening_error_code(r));
   }
   int sm_count = 0;
-  if (const CUresult r = api.device_get_attribute(
-          &sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  if (const CUresult r =
+          api.device_get_attribute(&sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
       r != CUDA_SUCCESS) {
     return driver_error(api, "cuDeviceGetAttribute", r, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
                         opening_error_code(r));
@@ -144,8 +144,7 @@ Result<std::shared_ptr<Device>> name_ordinal(Result<std::shared_ptr<Device>> res
 
 }  // namespace
 
-CudaDevice::CudaDevice(std::shared_ptr<const CudaContext> context, std::string name,
-                       int sm_count)
+CudaDevice::CudaDevice(std::shared_ptr<const CudaContext> context, std::string name, int sm_count)
     : context_(std::move(context)), name_(std::move(name)), sm_count_(sm_count) {}
 
 int CudaDevice::ordinal() const noexcept {

@@ -139,14 +139,14 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
       break;
     }
   }
-  call->launch = launch_config(recipe.config, call->layout.problem,
-                               kernel ? kernel->resident_ctas() : 0);
+  call->launch =
+      launch_config(recipe.config, call->layout.problem, kernel ? kernel->resident_ctas() : 0);
   // A runner (the fallback engine) builds its own arguments per step.
   if (!runner) {
     fill_kernel_args(view, call->args);
-    call->args.raster_group = recipe::raster_group(
-        recipe.config, call->layout.problem,
-        call->launch.grid[0] / std::max(1, recipe.config.cluster_ctas()));
+    call->args.raster_group =
+        recipe::raster_group(recipe.config, call->layout.problem,
+                             call->launch.grid[0] / std::max(1, recipe.config.cluster_ctas()));
   }
   int roles_missing = 0;
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
@@ -267,18 +267,17 @@ LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::Pro
     return extent <= 0 ? 0 : (extent + tile - 1) / tile;
   };
   const std::int64_t cluster = std::max(1, config.cluster_ctas());
-  const std::int64_t rows = (tiles(problem.m, config.tile_m) + config.cluster_m - 1) /
-                            config.cluster_m;
-  const std::int64_t cols = (tiles(problem.n, config.tile_n) + config.cluster_n - 1) /
-                            config.cluster_n;
+  const std::int64_t rows =
+      (tiles(problem.m, config.tile_m) + config.cluster_m - 1) / config.cluster_m;
+  const std::int64_t cols =
+      (tiles(problem.n, config.tile_n) + config.cluster_n - 1) / config.cluster_n;
   // Cluster tiles of the call; the grid_extent rule keeps the product in range.
   const std::int64_t cluster_tiles = std::max<std::int64_t>(0, problem.batch) * rows * cols;
   // Persistent: one CTA per resident slot, never more clusters than tiles, at least one
   // cluster (an empty problem launches one that finds no tile).
   // (The host device runs any grid; its launch is sized by the tiles, within CUDA's x limit.)
   constexpr std::int64_t kMaxGridX = 2147483647;
-  const std::int64_t resident =
-      resident_ctas > 0 ? resident_ctas / cluster : kMaxGridX / cluster;
+  const std::int64_t resident = resident_ctas > 0 ? resident_ctas / cluster : kMaxGridX / cluster;
   const std::int64_t clusters = std::max<std::int64_t>(1, std::min(cluster_tiles, resident));
   launch.grid[0] = static_cast<unsigned>(clusters * cluster);
   launch.cluster[0] = static_cast<unsigned>(cluster);

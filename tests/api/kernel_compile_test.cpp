@@ -66,9 +66,9 @@ const std::vector<Variant>& variants() {
         {"Epilogue4096x11008", "epilogue.json", mlp},
         {"Plain4096MMajorANMajorB", "plain.json", {1, 4096, 4096, 4096, false, false}},
     };
-    for (const char* file : {"plain", "aux_bias", "batched", "block_scaled_fp8", "dual_gemm",
-                             "epilogue", "fp8_per_tensor", "gated_mlp", "multi_output",
-                             "quantized_output", "taps", "taps_only"}) {
+    for (const char* file :
+         {"plain", "aux_bias", "batched", "block_scaled_fp8", "dual_gemm", "epilogue",
+          "fp8_per_tensor", "gated_mlp", "multi_output", "quantized_output", "taps", "taps_only"}) {
       table.push_back({std::string(file) + "_4096", std::string(file) + ".json", large});
     }
     return table;

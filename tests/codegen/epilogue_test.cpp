@@ -281,8 +281,7 @@ static_assert(slots_round_trip<64, 64>() && slots_round_trip<128, 128>() &&
     // The unit of the tile the recipe chose (recipe::choose_kernel_config keeps the
     // accumulators and the epilogue's held values within the consumer's registers), plus
     // 64x64.
-    std::vector<Compiled> kernels = {
-        {ns, c->recipe.config.unit_m(), c->recipe.config.unit_n()}};
+    std::vector<Compiled> kernels = {{ns, c->recipe.config.unit_m(), c->recipe.config.unit_n()}};
     if (c->recipe.config.unit_m() == 64 && c->recipe.config.unit_n() == 64) kernels.clear();
     bool narrow_ok = true;
     for (const auto& q : c->program->quantized_outputs) narrow_ok &= 64 % q.block_cols == 0;

@@ -402,16 +402,15 @@ TEST(KernelSource, GoldenBlockScaledFp8) {
   EXPECT_EQ(source->source, read_file(path)) << "golden file " << path;
   EXPECT_NE(source->source.find("#include \"kernels/gemm_sm90_block_scale.cuh\""),
             std::string::npos);
-  EXPECT_NE(source->source.find("fusedgemm::kernels::PromoteBlockScales>::run"),
-            std::string::npos);
+  EXPECT_NE(source->source.find("fusedgemm::kernels::PromoteBlockScales>::run"), std::string::npos);
   // Operands A, B0 are roles 0, 1; their scales roles 2, 3.
   EXPECT_NE(source->source.find("kOperandScaleParam[kOperandCount] = {2, 3};"), std::string::npos);
   // 64-row units (acc and the K block's partial sum), columns in one 128-wide scale block.
   EXPECT_EQ(recipe->config.unit_m(), 64);
   EXPECT_LE(recipe->config.tile_n, 128);
   // The ring, a full and an empty barrier per stage, 1 KB alignment slack.
-  const auto stage = static_cast<std::uint32_t>(recipe::stage_bytes(*recipe->program,
-                                                                    recipe->config));
+  const auto stage =
+      static_cast<std::uint32_t>(recipe::stage_bytes(*recipe->program, recipe->config));
   const auto stages = static_cast<std::uint32_t>(recipe->config.stages);
   EXPECT_EQ(source->shared_bytes, stages * stage + 16 * stages + 1024);
 }

@@ -115,8 +115,7 @@ TEST(JitContext, DisabledCacheSkipsTheDiskButKeepsMemory) {
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
   EXPECT_TRUE(compiled->warning.empty()) << compiled->warning;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache"));
-  EXPECT_EQ(context->compile(tiny_kernel(), CompileOptions{})->outcome,
-            CacheOutcome::kMemoryHit);
+  EXPECT_EQ(context->compile(tiny_kernel(), CompileOptions{})->outcome, CacheOutcome::kMemoryHit);
 }
 
 TEST(JitContext, ConcurrentCompilesOfOneSourceCompileOnce) {

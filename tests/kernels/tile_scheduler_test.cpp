@@ -22,10 +22,10 @@ struct Problem {
 // problem; tiles past its edge (a pair's odd member) must come only from 2-CTA clusters.
 template <int ClusterM, int ClusterN>
 void expect_every_tile_once(const Problem& p, long long clusters, long long group) {
-  SCOPED_TRACE(::testing::Message() << "cluster " << ClusterM << "x" << ClusterN << ", batch "
-                                    << p.batch << " " << p.m << "x" << p.n << " tiles "
-                                    << p.tile_m << "x" << p.tile_n << ", " << clusters
-                                    << " clusters, band " << group);
+  SCOPED_TRACE(::testing::Message()
+               << "cluster " << ClusterM << "x" << ClusterN << ", batch " << p.batch << " " << p.m
+               << "x" << p.n << " tiles " << p.tile_m << "x" << p.tile_n << ", " << clusters
+               << " clusters, band " << group);
   const TileScheduler<ClusterM, ClusterN> tiles(p.batch, p.m, p.n, p.tile_m, p.tile_n, group);
   std::map<std::tuple<long long, long long, long long>, int> seen;
   long long outside = 0;

@@ -153,9 +153,9 @@ TEST(IllegalCall, WorkspaceMissingShortOrMisaligned) {
   ASSERT_GE(row, 0);
   // Batch 2 of 72 x 200: one group per (batch, M unit), of every N unit.
   const auto& config = runtime::PlanAccess::state(plan.value()).recipe.config;
-  const std::string groups =
-      fmt::format("'T_add' {} group(s) of {} unit(s)", 2 * ((72 + config.unit_m() - 1) / config.unit_m()),
-                  (200 + config.unit_n() - 1) / config.unit_n());
+  const std::string groups = fmt::format("'T_add' {} group(s) of {} unit(s)",
+                                         2 * ((72 + config.unit_m() - 1) / config.unit_m()),
+                                         (200 + config.unit_n() - 1) / config.unit_n());
   std::uint64_t expected = 0;
   for (const auto& [ws, seen] : refused) {
     SCOPED_TRACE(seen);

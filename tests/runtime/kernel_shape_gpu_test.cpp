@@ -96,8 +96,8 @@ class KernelShapeGpu : public OnGpu<> {
 // outputs), batch 2.
 TEST_F(KernelShapeGpu, EveryShapeAndClusterComputesEveryFlavor) {
   const FlavorShape shape{.batch = 2, .m = 300, .n = 528, .k = 272};
-  const Flavor others[] = {Flavor::kEpilogue,   Flavor::kAuxFull,  Flavor::kMultiOutput,
-                           Flavor::kTapsRow,    Flavor::kTapsColumn, Flavor::kGatedMlp,
+  const Flavor others[] = {Flavor::kEpilogue,    Flavor::kAuxFull,    Flavor::kMultiOutput,
+                           Flavor::kTapsRow,     Flavor::kTapsColumn, Flavor::kGatedMlp,
                            Flavor::kBlockScaled, Flavor::kQuantized};
   std::uint64_t seed = 100;
   int ran = 0, refused = 0, turn = 0;

@@ -41,13 +41,17 @@ inline constexpr int kWgmmaKBytes = 32;
 
 // The accumulator list of wgmma.mma_async and its "+f" operands, 32 registers (N = 64) at
 // a time: N = 64, 128, 192 and 256 take chunks 0, 0-1, 0-2 and 0-3.
-#define FG_WGMMA_D0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+#define FG_WGMMA_D0                                                        \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define FG_WGMMA_D1 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+#define FG_WGMMA_D1                                                                    \
+  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define FG_WGMMA_D2 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+#define FG_WGMMA_D2                                                                    \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define FG_WGMMA_D3 ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+#define FG_WGMMA_D3                                                                                \
+  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define FG_WGMMA_D_N64 FG_WGMMA_D0
 #define FG_WGMMA_D_N128 FG_WGMMA_D0 FG_WGMMA_D1
@@ -94,18 +98,18 @@ inline constexpr int kWgmmaKBytes = 32;
 #define FG_WGMMA_16BIT(N, T) FG_WGMMA(N, k16, T, T, FG_WGMMA_TRANS_N##N, , "n"(TransA), "n"(TransB))
 #define FG_WGMMA_FP8(N, TA, TB) FG_WGMMA(N, k32, TA, TB, "")
 // Every type combination of one N.
-#define FG_WGMMA_ALL_TYPES(N)              \
-  if constexpr (TypeA == MmaType::kBf16)   \
-    FG_WGMMA_16BIT(N, bf16);               \
+#define FG_WGMMA_ALL_TYPES(N)                \
+  if constexpr (TypeA == MmaType::kBf16)     \
+    FG_WGMMA_16BIT(N, bf16);                 \
   else if constexpr (TypeA == MmaType::kF16) \
-    FG_WGMMA_16BIT(N, f16);                \
-  else if constexpr (e4a && e4b)           \
-    FG_WGMMA_FP8(N, e4m3, e4m3);           \
-  else if constexpr (e4a)                  \
-    FG_WGMMA_FP8(N, e4m3, e5m2);           \
-  else if constexpr (e4b)                  \
-    FG_WGMMA_FP8(N, e5m2, e4m3);           \
-  else                                     \
+    FG_WGMMA_16BIT(N, f16);                  \
+  else if constexpr (e4a && e4b)             \
+    FG_WGMMA_FP8(N, e4m3, e4m3);             \
+  else if constexpr (e4a)                    \
+    FG_WGMMA_FP8(N, e4m3, e5m2);             \
+  else if constexpr (e4b)                    \
+    FG_WGMMA_FP8(N, e5m2, e4m3);             \
+  else                                       \
     FG_WGMMA_FP8(N, e5m2, e5m2)
 
 // The N a wgmma wrapper below covers.
