@@ -9,14 +9,7 @@
 #   5. device throughput against cuBLASLt (BENCH: quick, full or none; default quick)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-gpu-out}
-mkdir -p "$out"
-# The tests find the examples at the build machine's absolute path; recreate it.
-if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-export LD_LIBRARY_PATH=$PWD/gpu-carry/libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export FUSEDGEMM_CACHE_DIR=/tmp/fusedgemm-cache
-mkdir -p "$FUSEDGEMM_CACHE_DIR"
-tar -xJf gpu-carry/cache.tar.xz -C "$FUSEDGEMM_CACHE_DIR"
+source scripts/gpu_env.sh
 bin=gpu-carry/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv | tee "$out/gpu.txt"
 summary=()

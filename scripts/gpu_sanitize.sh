@@ -5,13 +5,7 @@
 # time limit. Every tool must report 0 errors. Results under $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-gpu-out}
-mkdir -p "$out"
-if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-export LD_LIBRARY_PATH=$PWD/gpu-carry/libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export FUSEDGEMM_CACHE_DIR=/tmp/fusedgemm-cache
-mkdir -p "$FUSEDGEMM_CACHE_DIR"
-tar -xJf gpu-carry/cache.tar.xz -C "$FUSEDGEMM_CACHE_DIR"
+source scripts/gpu_env.sh
 # fallback_only is left out: `run --m/--n/--k` cannot resize its chained GEMM yet.
 examples=$(mktemp -d)
 for f in examples/*.json; do
