@@ -283,7 +283,8 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     if (tuning.cluster_m || tuning.cluster_n) {
       c.cluster_m = tuning.cluster_m.value_or(1);
       c.cluster_n = tuning.cluster_n.value_or(1);
-    } else {
+    } else if (!config_violation(program, c)) {
+      // Only a tile the kernel takes is costed (a tuned tile may be 0 or negative).
       choose_cluster(program, c);
     }
     if (const auto why = config_violation(program, c)) {

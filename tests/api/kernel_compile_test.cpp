@@ -76,14 +76,6 @@ const std::vector<Variant>& variants() {
   return kTable;
 }
 
-// Hermetic: a fresh cache directory, nothing read from the developer's environment.
-Result<std::shared_ptr<Context>> make_context(const std::filesystem::path& cache_dir) {
-  ContextOptions options;
-  options.read_environment = false;
-  options.cache_dir = cache_dir;
-  return Context::create(options);
-}
-
 // Loads, optionally resizes, analyzes and gates a graph. nullopt (with the reason in
 // `declined`) when the support gate refuses it.
 std::optional<recipe::Recipe> make_recipe(Graph& graph, const reference::ProblemOverride& size,
@@ -126,7 +118,7 @@ std::optional<recipe::Recipe> make_recipe(const std::filesystem::path& file,
 // a second compile of it is served from memory.
 void expect_compiles_cleanly(recipe::Recipe& recipe) {
   const TempDir dir;
-  auto context = make_context(dir.path());
+  auto context = jit::testing::hermetic_context(dir.path());
   if (!context && context.status().code() == ErrorCode::kUnavailable) {
     GTEST_SKIP() << "no NVRTC: " << context.status().message();
   }

@@ -42,10 +42,7 @@ TEST(KernelSass, PlainKernelIsHgmmaAndTmaWithNoLocalMemory) {
   const std::string tool = cuobjdump();
   if (tool.empty()) GTEST_SKIP() << "no cuobjdump (set FUSEDGEMM_CUOBJDUMP)";
   const jit::testing::TempDir dir;
-  ContextOptions options;
-  options.read_environment = false;
-  options.cache_dir = dir.path() / "cache";
-  auto context = Context::create(options);
+  auto context = jit::testing::hermetic_context(dir.path() / "cache");
   if (!context && context.status().code() == ErrorCode::kUnavailable) {
     GTEST_SKIP() << "no NVRTC: " << context.status().message();
   }

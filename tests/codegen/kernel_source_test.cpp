@@ -25,6 +25,7 @@
 #include "recipe/recipe.h"
 #include "recipe/support_gate.h"
 #include "stand_in_epilogue.h"
+#include "support/tuning.h"
 
 namespace fusedgemm::codegen {
 namespace {
@@ -55,18 +56,7 @@ struct GemmCase {
 // The H200's multiprocessors (the device the tests' expectations are read on).
 constexpr int kH200Multiprocessors = 132;
 
-// A tuning that pins the tile, the split and the cluster (and the stages where given).
-KernelTuning pinned(int tile_m, int tile_n, bool split_n, int cluster_m, int cluster_n,
-                    std::optional<int> stages = std::nullopt) {
-  KernelTuning t;
-  t.tile_m = tile_m;
-  t.tile_n = tile_n;
-  t.split_n = split_n;
-  t.cluster_m = cluster_m;
-  t.cluster_n = cluster_n;
-  t.stages = stages;
-  return t;
-}
+using test::pinned_tuning;
 
 Tensor input(Graph& g, const std::string& name, Dimv dims, DataType type, Dimv strides) {
   TensorAttributes attributes;
@@ -271,9 +261,9 @@ const std::vector<GemmCase>& tile_cases() {
                             {"64x128n", 64, 128, true}};
     std::vector<GemmCase> cases;
     for (const Shape& t : shapes) {
-      const KernelTuning one = pinned(t.tile_m, t.tile_n, t.split_n, 1, 1);
-      const KernelTuning along_m = pinned(t.tile_m, t.tile_n, t.split_n, 2, 1);
-      const KernelTuning along_n = pinned(t.tile_m, t.tile_n, t.split_n, 1, 2);
+      const KernelTuning one = pinned_tuning(t.tile_m, t.tile_n, t.split_n, 1, 1);
+      const KernelTuning along_m = pinned_tuning(t.tile_m, t.tile_n, t.split_n, 2, 1);
+      const KernelTuning along_n = pinned_tuning(t.tile_m, t.tile_n, t.split_n, 1, 2);
       const std::string name = t.name;
       cases.push_back({.name = "bf16_kk_" + name, .m = 512, .n = 512, .k = 256, .tuning = one});
       // 128x192 and 128x64 split B into parts of 96 and 32 columns: not whole 64-column
@@ -332,8 +322,8 @@ TEST(KernelSource, RefusesAnImpossibleTuning) {
     const char* message;
   } cases[] = {
       {rows, "legal: halves of whole 64-row groups"},
-      {pinned(128, 256, false, 2, 2), "legal: 1x1, 2x1 or 1x2"},
-      {pinned(128, 256, false, 1, 1, 9), "9 stages of 49152 bytes; legal: 2 to 4"},
+      {pinned_tuning(128, 256, false, 2, 2), "legal: 1x1, 2x1 or 1x2"},
+      {pinned_tuning(128, 256, false, 1, 1, 9), "9 stages of 49152 bytes; legal: 2 to 4"},
   };
   for (const auto& t : cases) {
     auto config = recipe::choose_kernel_config(analysis->program, kH200Multiprocessors, t.tuning);
@@ -438,9 +428,9 @@ struct TmaCase {
 // over (M|N, K, b), repeated per 64 rows. Parameter = recipe role, slot = operand index. A
 // 2-CTA cluster loads its shared operand in halves: B along M, A along N.
 TEST(KernelSource, TmaPlansFollowMajors) {
-  const KernelTuning tile = pinned(128, 128, false, 1, 1, 3);
-  const KernelTuning along_m = pinned(128, 128, false, 2, 1, 3);
-  const KernelTuning along_n = pinned(128, 128, false, 1, 2, 3);
+  const KernelTuning tile = pinned_tuning(128, 128, false, 1, 1, 3);
+  const KernelTuning along_m = pinned_tuning(128, 128, false, 2, 1, 3);
+  const KernelTuning along_n = pinned_tuning(128, 128, false, 1, 2, 3);
   const std::vector<std::pair<TmaCase, KernelTuning>> cases = {
       {{Major::kK,
         Major::kK,
@@ -490,7 +480,7 @@ TEST(KernelSource, TmaPlansFollowMajors) {
 
 TEST(KernelSource, GatedMlpSharesTheATile) {
   Graph g = make_graph({.name = "gated", .gated = true});
-  auto recipe = recipe_of(g, pinned(128, 128, false, 1, 1));
+  auto recipe = recipe_of(g, pinned_tuning(128, 128, false, 1, 1));
   ASSERT_TRUE(recipe);
   auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
   ASSERT_TRUE(source) << source.status().message();

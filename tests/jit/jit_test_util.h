@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "fusedgemm/context.h"
 #include "jit/compile_types.h"
 
 namespace fusedgemm::jit::testing {
@@ -59,6 +60,15 @@ extern "C" __global__ void tiny(float* out, const float* in, int n) {
 )";
   source.headers = {{"tiny_helpers.h", "inline float twice(float x) { return 2.0f * x; }\n"}};
   return source;
+}
+
+// A Context on a cache directory of its own that reads nothing from the developer's
+// environment.
+inline Result<std::shared_ptr<Context>> hermetic_context(const std::filesystem::path& cache_dir) {
+  ContextOptions options;
+  options.read_environment = false;
+  options.cache_dir = cache_dir;
+  return Context::create(options);
 }
 
 }  // namespace fusedgemm::jit::testing

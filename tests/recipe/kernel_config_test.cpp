@@ -177,6 +177,33 @@ TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
   EXPECT_NE(config.status().message().find("legal: at most 128"), std::string::npos);
 }
 
+// Hostile tunings (negative, zero, huge) are refused by name, never taken or overflowed; a
+// hostile multiprocessor count plans as if none (negative) or very many.
+TEST(KernelConfig, RefusesHostileTuningValues) {
+  const auto program = program_of(Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096});
+  std::vector<KernelTuning> tunings(7);
+  tunings[0].tile_m = -128;
+  tunings[1].tile_n = 1 << 30;
+  tunings[2].tile_m = 0;
+  tunings[3].stages = 0;
+  tunings[4].stages = -5;
+  tunings[5].cluster_m = 0;
+  tunings[6].cluster_n = 3;
+  for (const KernelTuning& tuning : tunings) {
+    auto config = choose_kernel_config(program, kH200Multiprocessors, tuning);
+    ASSERT_FALSE(config);
+    EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(config.status().message().find("kernel_tuning"), std::string::npos)
+        << config.status().message();
+    EXPECT_NE(config.status().message().find("legal"), std::string::npos)
+        << config.status().message();
+  }
+  EXPECT_EQ(chosen(program, -7).sm_count, 0);
+  const KernelConfig many = chosen(program, 1 << 30);  // one wave of anything: the least tile
+  EXPECT_EQ(many.sm_count, 1 << 30);
+  EXPECT_FALSE(config_violation(program, many).has_value());
+}
+
 // The raster band minimises the panels the resident clusters read: about
 // sqrt(clusters x height_n / height_m) cluster-tile rows, within [1, rows].
 TEST(KernelConfig, RasterGroupBalancesThePanels) {

@@ -18,10 +18,7 @@ namespace {
 
 TEST(CompileOnlyDevice, BuildsTheGpusKernelAndLaunchesNothing) {
   const jit::testing::TempDir dir;
-  ContextOptions options;
-  options.read_environment = false;
-  options.cache_dir = dir.path();
-  auto context = Context::create(options);
+  auto context = jit::testing::hermetic_context(dir.path());
   if (!context && context.status().code() == ErrorCode::kUnavailable) {
     GTEST_SKIP() << "no NVRTC: " << context.status().message();
   }

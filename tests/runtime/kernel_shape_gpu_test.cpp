@@ -26,6 +26,7 @@
 #include "support/call_harness.h"
 #include "support/device_call.h"
 #include "support/flavor_graphs.h"
+#include "support/tuning.h"
 
 namespace fusedgemm::test {
 namespace {
@@ -41,13 +42,7 @@ constexpr Shape kShapes[] = {{"128x256", 128, 256, false}, {"256x128", 256, 128,
                              {"128x64", 128, 64, false}};
 
 KernelTuning pinned(const Shape& s, int cluster_m, int cluster_n) {
-  KernelTuning t;
-  t.tile_m = s.tile_m;
-  t.tile_n = s.tile_n;
-  t.split_n = s.split_n;
-  t.cluster_m = cluster_m;
-  t.cluster_n = cluster_n;
-  return t;
+  return pinned_tuning(s.tile_m, s.tile_n, s.split_n, cluster_m, cluster_n);
 }
 
 class KernelShapeGpu : public OnGpu<> {
@@ -173,11 +168,8 @@ TEST_F(KernelShapeGpu, ACacheWarmedWithoutADriverIsHit) {
   const jit::testing::TempDir dir;
   auto fg = make_flavor_graph(Flavor::kEpilogue, {.batch = 1, .m = 256, .n = 256, .k = 128});
   ASSERT_TRUE(fg) << fg.status().message();
-  ContextOptions context_options;
-  context_options.read_environment = false;
-  context_options.cache_dir = dir.path();
   {
-    auto warm = Context::create(context_options);
+    auto warm = jit::testing::hermetic_context(dir.path());
     ASSERT_TRUE(warm) << warm.status().message();
     auto analysis = fusion::analyze(fg->graph);
     ASSERT_TRUE(analysis) << analysis.status().message();
@@ -190,7 +182,7 @@ TEST_F(KernelShapeGpu, ACacheWarmedWithoutADriverIsHit) {
     ASSERT_TRUE(kernel) << kernel.status().message();
     EXPECT_EQ(warm.value()->counters().compiles, 1);
   }
-  auto context = Context::create(context_options);
+  auto context = jit::testing::hermetic_context(dir.path());
   ASSERT_TRUE(context) << context.status().message();
   auto plan = build(fg->graph, BuildOptions{device_, context.value()});
   ASSERT_TRUE(plan) << plan.status().message();

@@ -1,0 +1,23 @@
+// A KernelTuning that pins a kernel shape: the tile, whether the consumers split its columns,
+// the cluster, and optionally the stages. Test-only.
+#pragma once
+
+#include <optional>
+
+#include "fusedgemm/plan.h"
+
+namespace fusedgemm::test {
+
+inline KernelTuning pinned_tuning(int tile_m, int tile_n, bool split_n, int cluster_m,
+                                  int cluster_n, std::optional<int> stages = std::nullopt) {
+  KernelTuning t;
+  t.tile_m = tile_m;
+  t.tile_n = tile_n;
+  t.split_n = split_n;
+  t.cluster_m = cluster_m;
+  t.cluster_n = cluster_n;
+  t.stages = stages;
+  return t;
+}
+
+}  // namespace fusedgemm::test
