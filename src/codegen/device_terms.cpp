@@ -22,6 +22,16 @@ std::optional<std::string_view> device_elem(DataType type) {
   return std::nullopt;
 }
 
+std::string_view aux_cover(fusion::Broadcast broadcast) {
+  switch (broadcast) {
+    case fusion::Broadcast::kScalar: return "fk::AuxCover::kScalar";
+    case fusion::Broadcast::kRow: return "fk::AuxCover::kRow";
+    case fusion::Broadcast::kColumn: return "fk::AuxCover::kColumn";
+    case fusion::Broadcast::kFull: return "fk::AuxCover::kFull";
+  }
+  return "fk::AuxCover::kFull";
+}
+
 std::string_view tap_combine(ReductionMode mode) {
   switch (mode) {
     case ReductionMode::kAdd:

@@ -10,12 +10,16 @@
 
 #include "fusedgemm/data_type.h"
 #include "fusedgemm/ops.h"
+#include "fusion/fusion_program.h"
 
 namespace fusedgemm::codegen {
 
 // "fk::Elem::kBF16"; nullopt for kNotSet. The generated code aliases
 // fusedgemm::kernels as fk.
 std::optional<std::string_view> device_elem(DataType type);
+
+// "fk::AuxCover::kColumn": how an aux input covers the unit (kernels/epilogue_access.cuh).
+std::string_view aux_cover(fusion::Broadcast broadcast);
 
 // "fk::TapCombine::kSum" for add, avg, norm1 and norm2; kMax for max and amax; kMin; kProduct.
 std::string_view tap_combine(ReductionMode mode);

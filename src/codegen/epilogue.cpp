@@ -13,6 +13,7 @@
 namespace fusedgemm::codegen {
 namespace {
 
+using fusion::Broadcast;
 using fusion::EpilogueOp;
 using fusion::FusionProgram;
 using recipe::Recipe;
@@ -104,9 +105,14 @@ class EpilogueWriter {
     }
     for (std::size_t a = 0; a < p_.aux.size(); ++a) {
       const auto& aux = p_.aux[a];
-      w_.line(fmt::format("const fk::AuxRows<{}, TileM, TileN> aux{}({}, pos, tile.batch);  // {}",
-                          elem(type_of(aux.buffer)), a, param(plan_.aux_param[a]),
-                          emit_quoted(p_.buffers[aux.buffer].name)));
+      w_.line(
+          fmt::format("const fk::AuxRows<{}, {}, TileM, TileN> aux{}({}, pos, tile.batch);  // {}",
+                      elem(type_of(aux.buffer)), aux_cover(aux.broadcast), a,
+                      param(plan_.aux_param[a]), emit_quoted(p_.buffers[aux.buffer].name)));
+      if (aux.broadcast == Broadcast::kScalar) {
+        w_.line(
+            fmt::format("const float aux{0}_scalar = aux{0}.at(pos, 0, 0);  // once per unit", a));
+      }
     }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
     for (std::size_t t = 0; t < p_.taps.size(); ++t) write_tap_partial(static_cast<int>(t));
@@ -153,17 +159,25 @@ class EpilogueWriter {
   // Aux, dense outputs and taps address (batch, m, n) and skip points outside the problem.
   bool needs_position() const { return !p_.aux.empty() || !p_.outputs.empty() || !p_.taps.empty(); }
 
+  // An aux load node that goes through the element loop's load batch: every one but a
+  // scalar's, which is read once per unit.
+  bool batched_load(int i) const {
+    const auto& node = p_.epilogue[i];
+    return node.op == EpilogueOp::kAuxLoad && p_.aux[node.aux].broadcast != Broadcast::kScalar;
+  }
   bool has_aux_loads() const {
-    return std::any_of(p_.epilogue.begin(), p_.epilogue.end(),
-                       [](const fusion::EpilogueNode& n) { return n.op == EpilogueOp::kAuxLoad; });
+    for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
+      if (batched_load(static_cast<int>(i))) return true;
+    }
+    return false;
   }
 
   // The element's row slot and column offset (constants of the unrolled loop) and bounds
   // (kernels/epilogue_access.cuh).
-  void write_position() {
+  void write_position(bool bounds) {
     w_.line("const int r = Slots::row_slot(i);");
     w_.line("const int c = Frag::col(i, 0);");
-    w_.line("const bool inside = pos.inside(r, c);");
+    if (bounds) w_.line("const bool inside = pos.inside(r, c);");
   }
 
   // The elements run in batches of kAuxBatch: first every aux load of the batch, back to back
@@ -178,23 +192,23 @@ class EpilogueWriter {
     w_.open("for (int i0 = 0; i0 < Frag::kCount; i0 += kAuxBatch)");
     if (batched) {
       for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
-        if (p_.epilogue[i].op == EpilogueOp::kAuxLoad) {
+        if (batched_load(static_cast<int>(i))) {
           w_.line(fmt::format("float {}_batch[kAuxBatch];", value(static_cast<int>(i))));
         }
       }
       w_.line("#pragma unroll");
       w_.open("for (int k = 0; k < kAuxBatch; ++k)");
       w_.line("const int i = i0 + k;");
-      write_position();
+      write_position(false);  // an aux load bounds itself
       for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
-        if (p_.epilogue[i].op == EpilogueOp::kAuxLoad) write_node(static_cast<int>(i), true);
+        if (batched_load(static_cast<int>(i))) write_node(static_cast<int>(i), true);
       }
       w_.close();
     }
     w_.line("#pragma unroll");
     w_.open("for (int k = 0; k < kAuxBatch; ++k)");
     w_.line("const int i = i0 + k;");
-    if (needs_position()) write_position();
+    if (needs_position()) write_position(true);
     for (std::size_t i = 0; i < p_.epilogue.size(); ++i) write_node(static_cast<int>(i), false);
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output(static_cast<int>(o));
     for (std::size_t t = 0; t < p_.taps.size(); ++t) write_tap_fold(static_cast<int>(t));
@@ -219,14 +233,20 @@ class EpilogueWriter {
       case EpilogueOp::kAuxLoad: {
         const auto& aux = p_.aux[node.aux];
         const int p = plan_.aux_param[node.aux];
+        if (aux.broadcast == Broadcast::kScalar) {
+          expr = fmt::format("aux{}_scalar", node.aux);
+          formula = fmt::format("aux {} (kernel parameter {}, {}, scalar), read once per unit",
+                                emit_quoted(p_.buffers[aux.buffer].name), p,
+                                to_string(type_of(aux.buffer)));
+          break;
+        }
         if (!load) {
           w_.comment(fmt::format("{} = aux {}, loaded with its batch above", name(i),
                                  emit_quoted(p_.buffers[aux.buffer].name)));
           w_.line(fmt::format("const float {0} = {0}_batch[k];", value(i)));
           return;
         }
-        // A broadcast axis has stride 0, so every mode reads (r, c) through its rows.
-        expr = fmt::format("aux{}.at(r, c, inside)", node.aux);
+        expr = fmt::format("aux{}.at(pos, r, c)", node.aux);
         formula = fmt::format("load aux {} (kernel parameter {}, {}, {})",
                               emit_quoted(p_.buffers[aux.buffer].name), p,
                               to_string(type_of(aux.buffer)), to_string(aux.broadcast));
@@ -251,7 +271,10 @@ class EpilogueWriter {
     }
     w_.comment(fmt::format("{} = {}", name(i), formula));
     if (load) {
-      w_.line(fmt::format("{}_batch[k] = {};", value(i), expr));
+      // Constants of the unrolled loop: the branch folds away.
+      w_.line(fmt::format("const int {}_twin = decltype(aux{})::twin(i0, k);", value(i), node.aux));
+      w_.line(
+          fmt::format("{0}_batch[k] = {0}_twin >= 0 ? {0}_batch[{0}_twin] : {1};", value(i), expr));
     } else {
       w_.line(fmt::format("const float {} = {};", value(i), expr));
     }

@@ -64,20 +64,53 @@ struct RowPointers {
   }
 };
 
-// An aux input (kernel axis order; stride 0 on broadcast axes, so every broadcast mode reads
-// the same way). Loads through the read-only path: the rules keep read roles apart from
-// written ones (buffer_overlap), so the loads may move above the epilogue's stores.
-template <Elem E, int TileM, int TileN>
+// How an aux input covers the unit (fusion::Broadcast, from its declared dims; fixed at
+// build, since a call cannot change an extent of 1).
+enum class AuxCover : int { kScalar, kRow, kColumn, kFull };
+
+// An aux input (kernel axis order; stride 0 on broadcast axes). A vector is loaded once per
+// value a load batch needs, not once per element: the generated loop copies element k of a
+// batch from its `twin` (an earlier element of the batch at the same column of a column
+// vector, the same row of a row vector) — the compiler does not merge repeated read-only
+// loads of one address (bias + GELU: 128 loads per thread for 64 columns). A scalar is read
+// once per unit. Loads through the read-only path: the rules keep read roles apart from written
+// ones (buffer_overlap), so the loads may move above the epilogue's stores.
+template <Elem E, AuxCover Cover, int TileM, int TileN>
 struct AuxRows {
   static_assert(E != Elem::kE2M1, "AuxRows: fp4 aux are not loaded; the gate declines them");
   RowPointers<E, TileM, TileN> p;
 
   __device__ AuxRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos, long long batch)
       : p(a, pos, batch) {}
-  // The value at (r, c) where `inside`, else 0.
-  __device__ float at(int r, int c, bool inside) const {
-    if (!inside) return 0.0f;
-    const char* q = p.at(r, c);
+  // The first element k' < k of the load batch of elements [i0, i0 + k] that reads the same
+  // value as element i0 + k, or -1 (a constant of the unrolled loop).
+  __device__ static constexpr int twin(int i0, int k) {
+    using Slots = FragmentSlots<TileM, TileN>;
+    for (int j = 0; j < k; ++j) {
+      if constexpr (Cover == AuxCover::kColumn) {
+        if (Slots::col_slot(i0 + j) == Slots::col_slot(i0 + k)) return j;
+      } else if constexpr (Cover == AuxCover::kRow) {
+        if (Slots::row_slot(i0 + j) == Slots::row_slot(i0 + k)) return j;
+      }
+    }
+    return -1;
+  }
+  // The value at (r, c) where it is inside the problem, else 0. A scalar is always read (the
+  // epilogue runs only for a unit that starts inside the problem).
+  __device__ float at(const UnitPosition<TileM, TileN>& pos, int r, int c) const {
+    if constexpr (Cover == AuxCover::kScalar) {
+      return load(p.row[0]);
+    } else if constexpr (Cover == AuxCover::kColumn) {
+      return c < pos.cols_left ? load(p.at(0, c)) : 0.0f;
+    } else if constexpr (Cover == AuxCover::kRow) {
+      return pos.row_in[r] ? load(p.row[r]) : 0.0f;
+    } else {
+      return pos.inside(r, c) ? load(p.at(r, c)) : 0.0f;
+    }
+  }
+
+ private:
+  __device__ static float load(const char* q) {
     if constexpr (kElemBytes<E> == 4) {
       return decode<E>(__ldg(reinterpret_cast<const unsigned*>(q)));
     } else if constexpr (kElemBytes<E> == 2) {
@@ -100,8 +133,7 @@ struct OutputRows {
   __device__ OutputRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos, long long batch)
       : p(a, pos, batch), pairs(pairs_fill_words<E>(a)) {}
 
-  __device__ static void store(char* q, float v) {
-    const unsigned code = encode<E>(v);
+  __device__ static void store_code(char* q, unsigned code) {
     if constexpr (kElemBytes<E> == 4) {
       *reinterpret_cast<unsigned*>(q) = code;
     } else if constexpr (kElemBytes<E> == 2) {
@@ -111,10 +143,13 @@ struct OutputRows {
     }
   }
 
-  // v0 at (r, c), v1 at (r, c + 1), c even, each where inside (in1 implies in0).
+  // v0 at (r, c), v1 at (r, c + 1), c even, each where inside (in1 implies in0). (Three
+  // predicated stores instead of the branch save 17% of the plain kernel's instructions but
+  // keep both codes live: a bias + amax tap epilogue then spills at 168 registers.)
   __device__ void store_pair(int r, int c, float v0, float v1, bool in0, bool in1) const {
     char* q = p.at(r, c);
-    if (pairs && in1) {
+    const bool word = pairs && in1;
+    if (word) {
       const unsigned lo = encode<E>(v0);
       const unsigned hi = encode<E>(v1);
       if constexpr (kElemBytes<E> == 4) {
@@ -127,8 +162,8 @@ struct OutputRows {
       }
       return;
     }
-    if (in0) store(q, v0);
-    if (in1) store(q + p.column_bytes, v1);
+    if (in0) store_code(q, encode<E>(v0));
+    if (in1) store_code(q + p.column_bytes, encode<E>(v1));
   }
 };
 

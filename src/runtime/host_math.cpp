@@ -25,7 +25,9 @@ float apply(const PointwiseAttributes& pw, const float* in) {
     }
     case PointwiseMode::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case PointwiseMode::kGeluTanh:
-      return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+      // 0.5 x (1 + tanh(u)) as x / (1 + e^-2u), as the kernel evaluates it
+      // (kernels/pointwise.cuh).
+      return x / (1.0f + std::exp(-1.5957691216057307f * (x + 0.044715f * x * x * x)));
     case PointwiseMode::kSilu: return x * sigmoid(pw.swish_beta.value_or(1.0f) * x);
     case PointwiseMode::kSigmoid: return sigmoid(x);
     case PointwiseMode::kTanh: return std::tanh(x);

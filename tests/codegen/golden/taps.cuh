@@ -24,7 +24,7 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup
   // this thread's rows and first column in the unit, and their bounds
   const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);
-  const fk::AuxRows<fk::Elem::kBF16, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
+  const fk::AuxRows<fk::Elem::kBF16, fk::AuxCover::kColumn, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
   const fk::OutputRows<fk::Elem::kBF16, TileM, TileN> out0(args.buffers[3], pos, tile.batch);  // 'Y'
   float out0_even = 0.0f;
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
@@ -52,9 +52,9 @@ __device__ __forceinline__ void fusedgemm_epilogue(
       const int i = i0 + k;
       const int r = Slots::row_slot(i);
       const int c = Frag::col(i, 0);
-      const bool inside = pos.inside(r, c);
       // 'bias' = load aux 'bias' (kernel parameter 2, bf16, column)
-      v1_batch[k] = aux0.at(r, c, inside);
+      const int v1_twin = decltype(aux0)::twin(i0, k);
+      v1_batch[k] = v1_twin >= 0 ? v1_batch[v1_twin] : aux0.at(pos, r, c);
     }
     #pragma unroll
     for (int k = 0; k < kAuxBatch; ++k) {
