@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fusedgemm/context.h"
@@ -501,11 +502,13 @@ struct Bench {
   }
 };
 
-KernelTuning tuned(int tile_m, int tile_n, int cluster_m, int cluster_n, bool pdl = false) {
+KernelTuning tuned(int tile_m, int tile_n, int cluster_m, int cluster_n, bool pdl = false,
+                   bool ping_pong = false) {
   KernelTuning t;
   t.tile_m = tile_m;
   t.tile_n = tile_n;
   t.split_n = false;
+  t.ping_pong = ping_pong;
   t.cluster_m = cluster_m;
   t.cluster_n = cluster_n;
   t.dependent_launch = pdl;
@@ -567,6 +570,18 @@ int main(int argc, char** argv) {
     bench.run(Kind::kPlain, s, s, s, "bf16 256x128 cluster 2x1", tuned(256, 128, 2, 1));
     bench.run(Kind::kPlain, s, s, s, "bf16 128x128 cluster 2x1", tuned(128, 128, 2, 1));
     bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1 PDL", tuned(128, 256, 2, 1, true));
+    bench.run(Kind::kPlain, s, s, s, "bf16 128x128 ping-pong cluster 2x1",
+              tuned(128, 128, 2, 1, false, true));
+    bench.run(Kind::kPlain, s, s, s, "bf16 64x256 ping-pong cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
+  }
+  for (const auto& [m, n, k] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{8192, 8192, 8192},
+        {4096, 11008, 4096}}) {
+    bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 128x128 ping-pong cluster 2x1",
+              tuned(128, 128, 2, 1, false, true));
+    bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 64x256 ping-pong cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
   }
   if (!quick) {
     for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {

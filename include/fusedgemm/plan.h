@@ -37,9 +37,12 @@ std::string_view to_string(Engine engine);
 // build() refuses a choice the kernel cannot take (kInvalidArgument, naming the field, the
 // numbers and what is legal). `fusedgemm explain` and Plan::describe() print the choice.
 struct KernelTuning {
-  std::optional<int> tile_m;     // CTA tile rows: 64 (with split_n), 128 or 256
-  std::optional<int> tile_n;     // CTA tile columns: 64 to 256, a multiple of 64
-  std::optional<bool> split_n;   // the two consumer warpgroups take column halves, not rows
+  std::optional<int> tile_m;    // CTA tile rows: 64 (with split_n), 128 or 256
+  std::optional<int> tile_n;    // CTA tile columns: 64 to 256, a multiple of 64
+  std::optional<bool> split_n;  // the two consumer warpgroups take column halves, not rows
+  // The two consumer warpgroups take whole tiles in turn (one's epilogue runs while the
+  // other's MMAs do) instead of halves of every tile.
+  std::optional<bool> ping_pong;
   std::optional<int> cluster_m;  // CTAs per cluster along M, sharing B by multicast: 1 or 2
   std::optional<int> cluster_n;  // ... along N, sharing A: 1 or 2 (not both 2)
   std::optional<int> stages;     // shared-memory ring depth

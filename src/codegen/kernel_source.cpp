@@ -246,7 +246,9 @@ class SourceBuilder {
     line(
         "  static constexpr fusedgemm::kernels::ConsumerSplit kSplit = "
         "fusedgemm::kernels::ConsumerSplit::{};",
-        c.split == recipe::ConsumerSplit::kM ? "kM" : "kN");
+        c.split == recipe::ConsumerSplit::kM   ? "kM"
+        : c.split == recipe::ConsumerSplit::kN ? "kN"
+                                               : "kPingPong");
     line("  static constexpr int kClusterM = {};", c.cluster_m);
     line("  static constexpr int kClusterN = {};", c.cluster_n);
     line("  static constexpr int kStages = {};", c.stages);

@@ -14,11 +14,14 @@
 //   0, producer: one thread waits for a free stage ("empty" barrier), arms its "full"
 //      barrier with the stage's bytes and issues the TMA boxes, tile after tile; its
 //      warpgroup gives registers back (kProducerRegisters).
-//   1, 2, consumers: consumer c computes its half of the tile (ConsumerSplit: rows or
-//      columns) with wgmma, keeps Math::kInFlight wgmma groups in flight and hands each
-//      stage back once its MMAs are done, then runs the generated epilogue over its half
-//      while the producer already fills the next tile's stages.
-// The (stage, phase) pair of the ring runs on across tiles on both sides.
+//   1, 2, consumers: consumer c computes its unit with wgmma — its half of every tile
+//      (ConsumerSplit kM, kN: rows or columns), or every other tile whole (kPingPong) —,
+//      keeps Math::kInFlight wgmma groups in flight and hands each stage back once its
+//      MMAs are done, then runs the generated epilogue over its unit while the producer
+//      already fills the next tile's stages (and, ping-pong, the other consumer's MMAs
+//      keep the tensor cores busy).
+// The (stage, phase) pair of the ring runs on across tiles on both sides; a ping-pong
+// consumer steps over the other consumer's tiles' stages.
 //
 // Cluster (ClusterM x ClusterN = 1 or 2 CTAs): the CTAs of a cluster compute neighbouring
 // tiles that read the same rows of B (along M) or of A (along N); each loads its part of
@@ -68,6 +71,13 @@ struct RingState {
       stage = 0;
       phase ^= 1u;
     }
+  }
+  // `steps` advances at once (steps >= 0).
+  template <int Stages>
+  __device__ void skip(int steps) {
+    const int to = stage + steps;
+    stage = to % Stages;
+    phase ^= static_cast<unsigned>(to / Stages) & 1u;
   }
 };
 
@@ -268,8 +278,8 @@ struct GemmSm90 {
       constexpr int b = Config::kGemmB[G];
       constexpr OperandSpec op_a = Config::kOperands[a];
       constexpr OperandSpec op_b = Config::kOperands[b];
-      const int row_a = Layout::kSplitM ? consumer * kUnitM : 0;
-      const int row_b = Layout::kSplitM ? 0 : consumer * kUnitN;
+      const int row_a = Layout::unit_row(consumer);
+      const int row_b = Layout::unit_col(consumer);
       const unsigned long long desc_b = descriptor<b>(stage + Layout::operand_offset(b), row_b, kk);
 #pragma unroll
       for (int group = 0; group < Frag::kGroups; ++group) {
@@ -318,10 +328,10 @@ struct GemmSm90 {
     }
   }
 
-  // Where consumer `consumer`'s half of `tile` starts.
+  // Where consumer `consumer`'s unit of `tile` starts.
   __device__ static TileCoord unit_of(const TileIndex& tile, int consumer) {
-    return {tile.batch, tile.m * kTileM + (Layout::kSplitM ? consumer * kUnitM : 0),
-            tile.n * kTileN + (Layout::kSplitM ? 0 : consumer * kUnitN)};
+    return {tile.batch, tile.m * kTileM + Layout::unit_row(consumer),
+            tile.n * kTileN + Layout::unit_col(consumer)};
   }
 
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
@@ -331,7 +341,12 @@ struct GemmSm90 {
     const bool signaller = thread == 0;
     RingState ring;
     Accumulators acc;
-    for (long long t = first; t < tiles.total; t += step) {
+    // Ping-pong: this consumer's tiles are the CTA's tiles `consumer`, `consumer` + 2, ...;
+    // the stages of the other consumer's tiles pass by.
+    constexpr int kTurns = Layout::kPingPong ? kConsumers : 1;
+    const int own = Layout::kPingPong ? consumer : 0;
+    ring.skip<kStages>(own * k_steps);
+    for (long long t = first + own * step; t < tiles.total; t += kTurns * step) {
       const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
       Math<GemmSm90> math(args, unit, thread, acc);
       int previous = 0;
@@ -353,6 +368,7 @@ struct GemmSm90 {
       if (unit.m0 < args.m && unit.n0 < args.n) {
         Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch);
       }
+      ring.skip<kStages>((kTurns - 1) * k_steps);
     }
   }
 

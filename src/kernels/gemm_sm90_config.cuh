@@ -8,6 +8,7 @@
 //     static constexpr int kTileM = 128;          // CTA tile: 64, 128 or 256 rows
 //     static constexpr int kTileN = 256;          // 64 to 256 columns, a multiple of 64
 //     static constexpr auto kSplit = ConsumerSplit::kM;  // consumer c takes half the rows
+//                                                   // (kN: columns; kPingPong: whole tiles)
 //     static constexpr int kClusterM = 1;         // CTAs of a cluster along M (sharing B)
 //     static constexpr int kClusterN = 1;         // ... along N (sharing A)
 //     static constexpr int kStages = 4;           // TMA ring depth
@@ -32,10 +33,12 @@ namespace fusedgemm::kernels {
 enum class OperandRole : int { kA, kB };
 // kK: K is the unit-stride axis. kMN: M (for A) or N (for B) is.
 enum class OperandMajor : int { kK, kMN };
-// How the two consumer warpgroups share a CTA tile: kM, consumer c computes rows
-// [c * TileM / 2, (c + 1) * TileM / 2); kN, columns likewise. Each one's half is its
-// epilogue unit (kernels/epilogue_contract.cuh).
-enum class ConsumerSplit : int { kM, kN };
+// How the two consumer warpgroups share the CTA's tiles: kM, consumer c computes rows
+// [c * TileM / 2, (c + 1) * TileM / 2) of every tile; kN, columns likewise; each one's half
+// is its epilogue unit (kernels/epilogue_contract.cuh). kPingPong, consumer c computes
+// whole tiles, the CTA's tiles c, c + 2, ...: one runs its epilogue while the other's MMAs
+// keep the tensor cores busy, and the unit is the tile.
+enum class ConsumerSplit : int { kM, kN, kPingPong };
 
 struct OperandSpec {
   int param;     // index into KernelArgs::buffers (the recipe role's kernel parameter)
@@ -70,8 +73,8 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 //   [kBarrierOffset, + 8 * kStages)  "full" mbarrier per stage: 1 arrival (the producer's
 //                            arrive.expect_tx) plus kStageBytes of TMA transactions
 //   [kBarrierOffset + 8 * kStages, + 8 * kStages)  "empty" mbarrier per stage:
-//                            kEmptyArrivals arrivals, one per consumer warpgroup of every
-//                            CTA of the cluster (each reads the stage, each CTA refills it)
+//                            kEmptyArrivals arrivals, one per consumer warpgroup that reads
+//                            the stage in every CTA of the cluster (each CTA refills it)
 template <class Config>
 struct GemmSm90Layout {
   // One 128-byte row per K step: the widest TMA swizzle span and wgmma's 128B layout.
@@ -88,10 +91,17 @@ struct GemmSm90Layout {
 
   static constexpr int kConsumers = 2;
   static constexpr bool kSplitM = Config::kSplit == ConsumerSplit::kM;
+  static constexpr bool kSplitN = Config::kSplit == ConsumerSplit::kN;
+  static constexpr bool kPingPong = Config::kSplit == ConsumerSplit::kPingPong;
   static constexpr int kUnitM = kSplitM ? Config::kTileM / kConsumers : Config::kTileM;
-  static constexpr int kUnitN = kSplitM ? Config::kTileN : Config::kTileN / kConsumers;
+  static constexpr int kUnitN = kSplitN ? Config::kTileN / kConsumers : Config::kTileN;
+  // Consumer warpgroups that read each stage: both halves, or the one whose tile it is.
+  static constexpr int kStageReaders = kPingPong ? 1 : kConsumers;
   static constexpr int kClusterCtas = Config::kClusterM * Config::kClusterN;
-  static constexpr int kEmptyArrivals = kConsumers * kClusterCtas;
+  static constexpr int kEmptyArrivals = kStageReaders * kClusterCtas;
+  // Where consumer c's unit starts in the tile.
+  __host__ __device__ static constexpr int unit_row(int c) { return kSplitM ? c * kUnitM : 0; }
+  __host__ __device__ static constexpr int unit_col(int c) { return kSplitN ? c * kUnitN : 0; }
 
   __host__ __device__ static constexpr int rows(int o) {
     return Config::kOperands[o].role == OperandRole::kA ? Config::kTileM : Config::kTileN;

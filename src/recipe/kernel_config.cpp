@@ -50,12 +50,23 @@ struct TileShape {
   ConsumerSplit split;
 };
 // Candidates, largest first; a tie keeps the earlier one, so 64-row tiles (both consumers
-// on rows a small M has) come before 128x64.
+// on rows a small M has) come before 128x64, and a split tile before a ping-pong one.
 constexpr TileShape kTiles[] = {
-    {128, 256, ConsumerSplit::kM}, {256, 128, ConsumerSplit::kM}, {128, 192, ConsumerSplit::kM},
-    {128, 128, ConsumerSplit::kM}, {64, 256, ConsumerSplit::kN},  {64, 128, ConsumerSplit::kN},
-    {128, 64, ConsumerSplit::kM},
+    {128, 256, ConsumerSplit::kM},       {256, 128, ConsumerSplit::kM},
+    {128, 192, ConsumerSplit::kM},       {128, 128, ConsumerSplit::kM},
+    {64, 256, ConsumerSplit::kN},        {64, 128, ConsumerSplit::kN},
+    {128, 64, ConsumerSplit::kM},        {128, 128, ConsumerSplit::kPingPong},
+    {64, 256, ConsumerSplit::kPingPong},
 };
+
+std::string_view split_name(ConsumerSplit split) {
+  switch (split) {
+    case ConsumerSplit::kM: return "split M";
+    case ConsumerSplit::kN: return "split N";
+    case ConsumerSplit::kPingPong: return "ping-pong";
+  }
+  return "?";
+}
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -108,14 +119,13 @@ int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
       std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
 }
 
-// Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K): the larger of its
-// MMA work and its shared-memory traffic (each consumer's wgmma read A's rows once per
-// 64-row group and B's unit once per group; TMA writes every operand tile once).
+// Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K) of a tile: the
+// larger of its MMA work and its shared-memory traffic (each consumer's wgmma read A's rows
+// once per 64-row group and B's unit once per group; TMA writes every operand tile once).
 double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const int gemms = gemm_count(program);
   const double groups = c.unit_m() / 64.0;
-  const double reads =
-      KernelConfig::kConsumers * gemms * groups * (64.0 * 32.0 + c.unit_n() * 32.0);
+  const double reads = c.tile_readers() * gemms * groups * (64.0 * 32.0 + c.unit_n() * 32.0);
   const double writes = stage_bytes(program, c) * (32.0 / kTileKBytes);
   const double mma = 2.0 * gemms * c.tile_m * c.tile_n * 16.0 / kMmaFlopsPerClock;
   return std::max(mma, (reads + writes) / kSharedBytesPerClock);
@@ -141,7 +151,12 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
       static_cast<double>(program.outputs.size() + program.aux.size() + program.taps.size() + 1);
   const double epilogue = c.unit_m() * c.unit_n() * outputs / 32.0;
   const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
-  return waves * (k16 * step_clocks(program, c) * discount + epilogue);
+  const double mainloop = k16 * step_clocks(program, c) * discount;
+  if (c.split == ConsumerSplit::kPingPong) {
+    // A tile's epilogue overlaps the other consumer's mainloop; the last one does not.
+    return waves * std::max(mainloop, epilogue) + epilogue;
+  }
+  return waves * (mainloop + epilogue);
 }
 
 // A 2-CTA cluster where the tiles come in pairs: along M (B shared) when there are M tiles
@@ -191,14 +206,13 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
                                             const KernelConfig& c) {
   const int gemms = gemm_count(program);
   const int fragments = block_scaled(program) ? 2 : 1;
-  const std::string tile = fmt::format("tile {}x{} split {}", c.tile_m, c.tile_n,
-                                       c.split == ConsumerSplit::kM ? "M" : "N");
+  const std::string tile = fmt::format("tile {}x{} {}", c.tile_m, c.tile_n, split_name(c.split));
   const bool widths = std::find(std::begin(kUnitWidths), std::end(kUnitWidths), c.unit_n()) !=
                       std::end(kUnitWidths);
   if (c.tile_m <= 0 || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 64 != 0 || !widths ||
       c.tile_m > 256) {
     return fmt::format(
-        "{}: each consumer's half is {}x{}; legal: halves of whole 64-row groups, 64, 128, 192 "
+        "{}: each consumer's unit is {}x{}; legal: units of whole 64-row groups, 64, 128, 192 "
         "or 256 columns wide (the wgmma N), tile_m at most 256 and tile_n a multiple of 64",
         tile, c.unit_m(), c.unit_n());
   }
@@ -264,11 +278,16 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     if (tuning.tile_m && *tuning.tile_m != shape.tile_m) continue;
     if (tuning.tile_n && *tuning.tile_n != shape.tile_n) continue;
     if (tuning.split_n && *tuning.split_n != (shape.split == ConsumerSplit::kN)) continue;
+    if (tuning.ping_pong && *tuning.ping_pong != (shape.split == ConsumerSplit::kPingPong)) {
+      continue;
+    }
     shapes.push_back(shape);
   }
   if (shapes.empty()) {
-    shapes.push_back({tuning.tile_m.value_or(128), tuning.tile_n.value_or(256),
-                      tuning.split_n.value_or(false) ? ConsumerSplit::kN : ConsumerSplit::kM});
+    const ConsumerSplit split = tuning.ping_pong.value_or(false) ? ConsumerSplit::kPingPong
+                                : tuning.split_n.value_or(false) ? ConsumerSplit::kN
+                                                                 : ConsumerSplit::kM;
+    shapes.push_back({tuning.tile_m.value_or(128), tuning.tile_n.value_or(256), split});
   }
   std::optional<KernelConfig> best;
   std::optional<std::string> first_violation;
@@ -301,8 +320,8 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     }
   }
   if (!best) {
-    const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.cluster_m ||
-                       tuning.cluster_n || tuning.stages;
+    const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.ping_pong ||
+                       tuning.cluster_m || tuning.cluster_n || tuning.stages;
     // Untuned, no shape fits the program (a generator limit: the graph is declined); tuned,
     // the caller asked for what the kernel cannot take.
     return Status(tuned ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,
@@ -332,11 +351,15 @@ std::string describe(const KernelConfig& c) {
                                   ? "no cluster"
                                   : fmt::format("cluster {}x{} ({} multicast)", c.cluster_m,
                                                 c.cluster_n, c.cluster_m > 1 ? "B" : "A");
+  const std::string consumers =
+      c.split == ConsumerSplit::kPingPong
+          ? fmt::format("{} ping-pong consumers, a tile each", KernelConfig::kConsumers)
+          : fmt::format("{} consumers of {}x{}", KernelConfig::kConsumers, c.unit_m(), c.unit_n());
   return fmt::format(
-      "tile {}x{}x{} ({} consumers of {}x{}), {}, {} stages, persistent grid, grouped tile "
-      "order, direct-store epilogue{}",
-      c.tile_m, c.tile_n, c.tile_k, KernelConfig::kConsumers, c.unit_m(), c.unit_n(), cluster,
-      c.stages, c.dependent_launch ? ", programmatic dependent launch" : "");
+      "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, direct-store "
+      "epilogue{}",
+      c.tile_m, c.tile_n, c.tile_k, consumers, cluster, c.stages,
+      c.dependent_launch ? ", programmatic dependent launch" : "");
 }
 
 }  // namespace fusedgemm::recipe

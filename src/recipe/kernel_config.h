@@ -13,9 +13,11 @@
 
 namespace fusedgemm::recipe {
 
-// How the two consumer warpgroups share a CTA tile (kernels::ConsumerSplit): each takes half
-// the rows (kM) or half the columns (kN); that half is its epilogue unit.
-enum class ConsumerSplit : std::uint8_t { kM, kN };
+// How the two consumer warpgroups share the CTA's tiles (kernels::ConsumerSplit): each takes
+// half the rows (kM) or half the columns (kN) of every tile, that half its epilogue unit; or
+// (kPingPong) each takes every other tile whole, so one's epilogue runs while the other's
+// MMAs do, and the unit is the tile.
+enum class ConsumerSplit : std::uint8_t { kM, kN, kPingPong };
 
 struct KernelConfig {
   static constexpr int kConsumers = 2;  // consumer warpgroups; one producer warpgroup besides
@@ -35,9 +37,11 @@ struct KernelConfig {
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
 
-  // One consumer's half of the tile: the epilogue's unit (kernels/epilogue_contract.cuh).
+  // What one consumer computes of a tile: the epilogue's unit (kernels/epilogue_contract.cuh).
   int unit_m() const noexcept { return split == ConsumerSplit::kM ? tile_m / kConsumers : tile_m; }
-  int unit_n() const noexcept { return split == ConsumerSplit::kM ? tile_n : tile_n / kConsumers; }
+  int unit_n() const noexcept { return split == ConsumerSplit::kN ? tile_n / kConsumers : tile_n; }
+  // Consumers that compute each tile (and read each stage).
+  int tile_readers() const noexcept { return split == ConsumerSplit::kPingPong ? 1 : kConsumers; }
   int cluster_ctas() const noexcept { return cluster_m * cluster_n; }
   bool operator==(const KernelConfig&) const = default;
 };

@@ -162,6 +162,29 @@ TEST(KernelConfig, TuningReplacesThePick) {
   EXPECT_EQ(open.cluster_ctas(), 2);
 }
 
+// Ping-pong consumers take whole tiles: the unit is the tile, one consumer reads each stage,
+// and describe() says so; a block-scaled program cannot take them (its scales are per half).
+TEST(KernelConfig, PingPongUnitsAreWholeTiles) {
+  const auto program = program_of(Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096});
+  KernelTuning tuning;
+  tuning.ping_pong = true;
+  const KernelConfig config = chosen(program, kH200Multiprocessors, tuning);
+  EXPECT_EQ(config.split, ConsumerSplit::kPingPong);
+  EXPECT_EQ(config.unit_m(), config.tile_m);
+  EXPECT_EQ(config.unit_n(), config.tile_n);
+  EXPECT_EQ(config.tile_readers(), 1);
+  EXPECT_LE(config.tile_m * config.tile_n / 128, 128) << describe(config);
+  EXPECT_NE(describe(config).find("ping-pong"), std::string::npos) << describe(config);
+  KernelTuning split;
+  split.ping_pong = false;
+  EXPECT_NE(chosen(program, kH200Multiprocessors, split).split, ConsumerSplit::kPingPong);
+  const auto scaled = program_of(Flavor::kBlockScaled, {.m = 4096, .n = 4096, .k = 4096});
+  auto refused = choose_kernel_config(scaled, kH200Multiprocessors, tuning);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("ping-pong"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
   const auto program = program_of(Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096});
   KernelTuning tuning;

@@ -35,14 +35,19 @@ struct Shape {
   const char* name;
   int tile_m, tile_n;
   bool split_n;
+  bool ping_pong = false;
 };
-constexpr Shape kShapes[] = {{"128x256", 128, 256, false}, {"256x128", 256, 128, false},
-                             {"128x192", 128, 192, false}, {"128x128", 128, 128, false},
-                             {"64x256n", 64, 256, true},   {"64x128n", 64, 128, true},
-                             {"128x64", 128, 64, false}};
+constexpr Shape kShapes[] = {
+    {"128x256", 128, 256, false},      {"256x128", 256, 128, false},
+    {"128x192", 128, 192, false},      {"128x128", 128, 128, false},
+    {"64x256n", 64, 256, true},        {"64x128n", 64, 128, true},
+    {"128x64", 128, 64, false},        {"128x128pp", 128, 128, false, true},
+    {"64x256pp", 64, 256, false, true}};
+constexpr const Shape& kPingPong128 = kShapes[7];
 
 KernelTuning pinned(const Shape& s, int cluster_m, int cluster_n) {
-  return pinned_tuning(s.tile_m, s.tile_n, s.split_n, cluster_m, cluster_n);
+  return pinned_tuning(s.tile_m, s.tile_n, s.split_n, cluster_m, cluster_n, std::nullopt,
+                       s.ping_pong);
 }
 
 class KernelShapeGpu : public OnGpu<> {
@@ -118,7 +123,7 @@ TEST_F(KernelShapeGpu, EveryShapeAndClusterComputesEveryFlavor) {
   }
   std::printf("  %d shape x cluster x flavor cases ran, %d refused by kernel_tuning\n", ran,
               refused);
-  EXPECT_GE(ran, 2 * 7 * 3);
+  EXPECT_GE(ran, 2 * 9 * 3);
 }
 
 // More tiles than CTAs: each CTA runs several tiles through one ring (phases carried across
@@ -135,6 +140,34 @@ TEST_F(KernelShapeGpu, CtasRunManyTiles) {
                       fg.value(), pinned(kShapes[5], cm, cn), seed++));
     }
   }
+}
+
+// Ping-pong consumers (each takes every other tile of its CTA whole, stepping over the
+// other's stages): every flavor the kernel takes on it, alone and in both clusters, with
+// more tiles than CTAs (an odd count per CTA too: 3 x 8 x 8 = 192 tiles), and K from one
+// step to several rings.
+TEST_F(KernelShapeGpu, PingPongComputesEveryFlavor) {
+  const Flavor flavors[] = {Flavor::kPlain,       Flavor::kEpilogue,  Flavor::kAuxScalar,
+                            Flavor::kAuxRow,      Flavor::kAuxColumn, Flavor::kAuxFull,
+                            Flavor::kMultiOutput, Flavor::kTapsRow,   Flavor::kTapsColumn,
+                            Flavor::kTapsFull,    Flavor::kGatedMlp,  Flavor::kQuantized};
+  std::uint64_t seed = 600;
+  int ran = 0;
+  for (const Flavor flavor : flavors) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+      auto fg = make_flavor_graph(flavor, {.batch = 3, .m = 1000, .n = 1000, .k = 272});
+      ASSERT_TRUE(fg) << fg.status().message();
+      ran += run(fmt::format("{} 128x128 ping-pong cluster {}x{}", to_string(flavor), cm, cn),
+                 fg.value(), pinned(kPingPong128, cm, cn), seed++);
+    }
+  }
+  for (const std::int64_t k : {8, 64, 200, 776}) {
+    auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 1, .m = 520, .n = 600, .k = k});
+    ASSERT_TRUE(fg) << fg.status().message();
+    ran += run(fmt::format("plain K {} 128x128 ping-pong", k), fg.value(),
+               pinned(kPingPong128, 2, 1), seed++);
+  }
+  EXPECT_GE(ran, 30);
 }
 
 // K of 1 step to 3 x stages steps (the 128x256 ring holds 4 stages), and K tails.
