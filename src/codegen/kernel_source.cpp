@@ -198,14 +198,16 @@ class SourceBuilder {
   }
 
   // The layout of kernels/gemm_sm90_config.cuh: the ring, each consumer's epilogue scratch,
-  // a full and an empty barrier per stage, and the slack to align the base to an atom.
+  // a full and an empty barrier per stage, the consumers' two turn barriers, and the slack
+  // to align the base to an atom.
   Status plan_shared_memory() {
     const std::int64_t stages = recipe_.config.stages;
     const std::int64_t ring = stage_bytes_ * stages;
     scratch_stride_ = (std::int64_t{epilogue_.scratch_bytes} + kScratchAlignBytes - 1) /
                       kScratchAlignBytes * kScratchAlignBytes;
     const std::int64_t barriers = ring + recipe::KernelConfig::kConsumers * scratch_stride_;
-    const std::int64_t total = barriers + 2 * kBarrierBytes * stages + kAtomBytes;
+    const std::int64_t total =
+        barriers + 2 * kBarrierBytes * stages + 2 * kBarrierBytes + kAtomBytes;
     FG_CHECK(total <= kMaxDynamicBytes, ErrorCode::kInternal,
              fmt::format("kernel_shared_memory: graph '{}': {} bytes ({} stages of {}, epilogue "
                          "scratch {} per consumer); legal: at most {}",

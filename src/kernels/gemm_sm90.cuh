@@ -155,6 +155,9 @@ struct GemmSm90 {
   __device__ static unsigned empty_barrier(unsigned base, int stage) {
     return base + Layout::kBarrierOffset + 8u * static_cast<unsigned>(kStages + stage);
   }
+  __device__ static unsigned turn_barrier(unsigned base, int consumer) {
+    return base + Layout::kTurnOffset + 8u * static_cast<unsigned>(consumer);
+  }
   __device__ static unsigned stage_base(unsigned base, int stage) {
     return base + static_cast<unsigned>(stage * Layout::kStageBytes);
   }
@@ -342,12 +345,19 @@ struct GemmSm90 {
     RingState ring;
     Accumulators acc;
     // Ping-pong: this consumer's tiles are the CTA's tiles `consumer`, `consumer` + 2, ...;
-    // the stages of the other consumer's tiles pass by.
+    // the stages of the other consumer's tiles pass by. It waits for its turn before its
+    // tile's stages: a parity wait tells a stage's next fill from its last one only, so a
+    // consumer may wait for a fill only once the fill before it (kStages positions earlier,
+    // the other consumer's then) has completed, which the other's last full wait shows.
     constexpr int kTurns = Layout::kPingPong ? kConsumers : 1;
     const int own = Layout::kPingPong ? consumer : 0;
     ring.skip<kStages>(own * k_steps);
+    unsigned turns = 0;  // turns waited for
     for (long long t = first + own * step; t < tiles.total; t += kTurns * step) {
       const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
+      if constexpr (Layout::kPingPong) {
+        if (t != first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);
+      }
       Math<GemmSm90> math(args, unit, thread, acc);
       int previous = 0;
       for (int kt = 0; kt < k_steps; ++kt) {
@@ -360,6 +370,9 @@ struct GemmSm90 {
         }
         previous = ring.stage;
         ring.advance<kStages>();
+      }
+      if constexpr (Layout::kPingPong) {
+        if (signaller) ptx::mbarrier_arrive(turn_barrier(base, 1 - consumer));
       }
       math.finish(k_steps);
       if constexpr (Math<GemmSm90>::kInFlight > 0) {
@@ -420,6 +433,7 @@ struct GemmSm90 {
         ptx::mbarrier_init(full_barrier(base, s), 1);
         ptx::mbarrier_init(empty_barrier(base, s), Layout::kEmptyArrivals);
       }
+      for (int c = 0; c < kConsumers; ++c) ptx::mbarrier_init(turn_barrier(base, c), 1);
       ptx::fence_mbarrier_init();
     }
     // Barriers initialised before anyone in the cluster waits on or arrives at them.

@@ -75,6 +75,9 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 //   [kBarrierOffset + 8 * kStages, + 8 * kStages)  "empty" mbarrier per stage:
 //                            kEmptyArrivals arrivals, one per consumer warpgroup that reads
 //                            the stage in every CTA of the cluster (each CTA refills it)
+//   [kTurnOffset, + 16)      ping-pong: consumer c's "turn" mbarrier at kTurnOffset + 8c, 1
+//                            arrival: the other consumer has waited for every stage of its
+//                            tile, so c may wait for the stages of its next one
 template <class Config>
 struct GemmSm90Layout {
   // One 128-byte row per K step: the widest TMA swizzle span and wgmma's 128B layout.
@@ -138,7 +141,8 @@ struct GemmSm90Layout {
   static constexpr int kScratchOffset = kRingBytes;
   static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
   static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
-  static constexpr int kBytes = kBarrierOffset + 16 * Config::kStages;
+  static constexpr int kTurnOffset = kBarrierOffset + 16 * Config::kStages;
+  static constexpr int kBytes = kTurnOffset + 16;
   static constexpr int kDynamicBytes = kBytes + kAtomBytes;  // + slack to align the base up
   // Hopper's per-block dynamic shared-memory limit (227 KB, CUDA C++ Programming Guide,
   // compute capability 9.0).

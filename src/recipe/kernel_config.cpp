@@ -27,9 +27,9 @@ constexpr int kMaxStages = 8;  // past ~4 K steps of look-ahead the loads are hi
 // K bytes per stage: one 128-byte swizzled row.
 constexpr int kTileKBytes = 128;
 // Hopper's per-block dynamic shared-memory limit (227 KB), less the kernel's 1 KB
-// alignment slack and two 8-byte barriers per stage.
+// alignment slack, the consumers' two 8-byte turn barriers and two 8-byte barriers per stage.
 constexpr std::int64_t kMaxDynamicBytes = 227 * 1024;
-constexpr std::int64_t kSlackBytes = 1024;
+constexpr std::int64_t kSlackBytes = 1024 + 16;
 constexpr std::int64_t kBarrierBytesPerStage = 16;
 constexpr int kThreadsPerConsumer = 128;
 // The wgmma N the kernel's wrapper covers (kernels/ptx/wgmma.cuh).
