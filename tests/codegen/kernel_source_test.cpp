@@ -327,7 +327,7 @@ TEST(KernelSource, RefusesAnImpossibleTuning) {
     KernelTuning tuning;
     const char* message;
   } cases[] = {
-      {rows, "legal: halves of whole 64-row groups"},
+      {rows, "legal: units of whole 64-row groups"},
       {pinned_tuning(128, 256, false, 2, 2), "legal: 1x1, 2x1 or 1x2"},
       {pinned_tuning(128, 256, false, 1, 1, 9), "9 stages of 49152 bytes; legal: 2 to 4"},
   };
@@ -404,11 +404,11 @@ TEST(KernelSource, GoldenBlockScaledFp8) {
   // 64-row units (acc and the K block's partial sum), columns in one 128-wide scale block.
   EXPECT_EQ(recipe->config.unit_m(), 64);
   EXPECT_LE(recipe->config.tile_n, 128);
-  // The ring, a full and an empty barrier per stage, 1 KB alignment slack.
+  // The ring, a full and an empty barrier per stage, two turn barriers, 1 KB alignment slack.
   const auto stage =
       static_cast<std::uint32_t>(recipe::stage_bytes(*recipe->program, recipe->config));
   const auto stages = static_cast<std::uint32_t>(recipe->config.stages);
-  EXPECT_EQ(source->shared_bytes, stages * stage + 16 * stages + 1024);
+  EXPECT_EQ(source->shared_bytes, stages * stage + 16 * stages + 16 + 1024);
 }
 
 // Unscaled programs keep the plain mainloop and no scale table.
@@ -480,7 +480,7 @@ TEST(KernelSource, TmaPlansFollowMajors) {
     EXPECT_EQ(source->tma[0], t.a) << fusion::to_string(t.a_major);
     EXPECT_EQ(source->tma[1], t.b) << fusion::to_string(t.b_major);
     // Ring of 3 stages of 32 KB, a full and an empty barrier each, 1 KB alignment slack.
-    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 48 + 1024);
+    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 48 + 16 + 1024);
   }
 }
 
