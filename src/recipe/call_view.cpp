@@ -34,16 +34,17 @@ int k_axis(const RoleFacts& role) {
   return -1;
 }
 
-Layout kernel_layout(const RoleFacts& role, const Layout& given, bool is_view,
-                     std::int64_t problem_k) {
-  if (is_identity(role.kernel_axes)) return given;
-  const bool declared = !is_view || given == role.declared;
+// Whether a buffer is read in declared axis order (and permuted into kernel order) rather
+// than given in kernel order already.
+bool reads_declared(const RoleFacts& role, const Layout& given, bool is_view,
+                    std::int64_t problem_k) {
+  if (!is_view || given == role.declared) return true;
   const int ka = k_axis(role);
-  if (declared || ka < 0 || problem_k < 0) return given.permuted(role.kernel_axes);
+  if (ka < 0 || problem_k < 0) return true;
   const std::int64_t k = expected_extent(role.shape[ka], {1, 1, 1, problem_k});
   const bool declared_fits = given.shape[role.kernel_axes[ka]] == k;
   const bool kernel_fits = given.shape[ka] == k;
-  return (kernel_fits && !declared_fits) ? given : given.permuted(role.kernel_axes);
+  return !(kernel_fits && !declared_fits);
 }
 
 }  // namespace
@@ -70,6 +71,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
   bool have_n = false;
   std::int64_t batch = 1;
   int operands = 0;
+  std::array<bool, kMaxRoles> operand_declared{};
   for (int i = 0; i < layout.role_count; ++i) {
     const RoleFacts& role = recipe.roles[i];
     const BoundPack::Buffer& buffer = pack[role.slot];
@@ -77,7 +79,17 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     rl.rank = buffer.is_view ? buffer.rank : kRank;
     rl.data_type = buffer.data_type;
     rl.given = given_layout(role, buffer);
-    rl.kernel = kernel_layout(role, rl.given, buffer.is_view, k);
+    // A block scale is read in the order its operand is read: its own block counts cannot
+    // tell the orders apart wherever ceil(N / 128) == ceil(K / 128).
+    bool declared = reads_declared(role, rl.given, buffer.is_view, k);
+    if (role.kind == ParamKind::kOperand) {
+      operand_declared[role.index] = declared;
+    } else if (role.kind == ParamKind::kOperandScale && buffer.is_view &&
+               !(rl.given == role.declared)) {
+      declared = operand_declared[role.index];
+    }
+    rl.kernel =
+        is_identity(role.kernel_axes) || !declared ? rl.given : rl.given.permuted(role.kernel_axes);
     layout.span_bytes[i] = bytes_of(role.data_type, rl.given.span());
     if (role.kind != ParamKind::kOperand) continue;
     ++operands;
