@@ -26,6 +26,7 @@ FG_CALL_RULE(aux_broadcast);
 FG_CALL_RULE(major);
 FG_CALL_RULE(contiguous_extent);
 FG_CALL_RULE(stride_alignment);
+FG_CALL_RULE(tma_limits);
 FG_CALL_RULE(alignment);
 FG_CALL_RULE(buffer_overlap);
 FG_CALL_RULE(output_aliasing);

@@ -1,5 +1,6 @@
 #include "recipe/call_view.h"
 
+#include "graph/checked_math.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -59,7 +60,7 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
     case Extent::kK: extent = p.k; break;
     case Extent::kFixed: return rule.fixed;
   }
-  return (extent + rule.divisor - 1) / rule.divisor;
+  return extent <= 0 ? extent : ceil_div(extent, rule.divisor);
 }
 
 void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& layout) noexcept {

@@ -1,5 +1,7 @@
 #include "recipe/kernel_config.h"
 
+#include "graph/checked_math.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -56,10 +58,6 @@ constexpr TileShape kTiles[] = {
     {128, 128, ConsumerSplit::kM}, {64, 256, ConsumerSplit::kN},  {64, 128, ConsumerSplit::kN},
     {128, 64, ConsumerSplit::kM},
 };
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 bool block_scaled(const fusion::FusionProgram& program) {
   return !program.operands.empty() && program.operands[0].block_scale.has_value();

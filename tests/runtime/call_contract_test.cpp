@@ -52,5 +52,83 @@ TEST(CallContract, BlockScalesOfBAreReadInTheOrderOfB) {
   EXPECT_EQ(total_deferrals(s->plan), 0u);
 }
 
+// Refused by `rule`, naming `role` and `tensor` and `seen`, with nothing written.
+void expect_refused(Setup& s, const VariantPack& pack, const std::string& rule,
+                    const std::string& role, const std::string& tensor, const std::string& seen) {
+  s.call.fill_canary();
+  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
+  EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
+  const std::string prefix =
+      role.empty() ? rule + ": " : rule + ": role " + role + " '" + tensor + "': ";
+  EXPECT_EQ(status.message().rfind(prefix, 0), 0u) << status.message() << "\nwant: " << prefix;
+  EXPECT_NE(status.message().find(seen), std::string::npos)
+      << status.message() << "\nwant: " << seen;
+  EXPECT_EQ(s.plan.explain(pack, workspace_of(s.plan, pack)).rule, rule);
+  EXPECT_TRUE(s.call.all_canary());
+}
+
+// A legal call: computed right, nothing outside the elements written, no deferral.
+void expect_computed(Setup& s, const VariantPack& pack) {
+  s.call.prepare();
+  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(s.call.matches_reference(s.call_graph.graph));
+  EXPECT_TRUE(s.call.outside_untouched());
+  EXPECT_EQ(total_deferrals(s.plan), 0u);
+}
+
+// Hole 2: a zero stride below the batch of a TMA-read operand (every row of A the same) is
+// no layout a descriptor can take: refused by name. The GPU read it with the packed stride
+// (relative error 7.9e5); the host device now reads through the same descriptor.
+TEST(CallContract, ZeroRowStrideOfAnOperandIsRefused) {
+  auto s = setup(Flavor::kPlain, {.m = 64, .n = 64, .k = 64}, {.m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  expect_refused(s.value(), pack_with(s->call, {{"A", view(s->call, "A", {1, 64, 64}, {64, 0, 1})}}, true),
+                 "stride_alignment", "A", "A", "M stride 0");
+}
+
+// Hole 2: PyTorch's expand of a batch-1 weight, B [2, 64, 128]:[0, 1, 64], is a broadcast
+// batch: legal, and computed as the graph whose B has batch 1 (the GPU gave NaN).
+TEST(CallContract, BroadcastBatchOfStrideZeroIsRead) {
+  auto s = setup(Flavor::kPlain, {.batch = 2, .m = 64, .n = 128, .k = 64},
+                 {.batch = 2, .m = 64, .n = 128, .k = 64, .b_batch_one = true});
+  ASSERT_TRUE(s) << s.status().message();
+  expect_computed(s.value(),
+                  pack_with(s->call, {{"B", view(s->call, "B", {2, 64, 128}, {0, 1, 64})}}, true));
+}
+
+// Hole 6: K = 2^32 + 64 is past TMA's globalDim and a batch stride of 2^40 elements past its
+// globalStrides: refused by a rule before any encode (explain and execute agree). Refused
+// calls read nothing, so the views may claim more memory than the buffers have.
+TEST(CallContract, TmaLimitsAreRulesCheckedBeforeAnyEncode) {
+  auto s = setup(Flavor::kPlain, {.batch = 2, .m = 64, .n = 64, .k = 64},
+                 {.batch = 2, .m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  const std::int64_t k = (std::int64_t{1} << 32) + 64;
+  expect_refused(s.value(),
+                 pack_with(s->call,
+                           {{"A", view(s->call, "A", {2, 64, k}, {64 * k, k, 1})},
+                            {"B", view(s->call, "B", {2, k, 64}, {64 * k, 1, k})}},
+                           true),
+                 "tma_limits", "A", "A", "K extent 4294967360");
+  expect_refused(
+      s.value(),
+      pack_with(s->call, {{"A", view(s->call, "A", {2, 64, 64}, {std::int64_t{1} << 40, 64, 1})}},
+                true),
+      "tma_limits", "A", "A", "batch stride 1099511627776");
+}
+
+// Hole 6: N = INT64_MAX overflows nothing (tiles, grid, spans, workspace): refused by the grid
+// rule, which names the N limit.
+TEST(CallContract, HugeNIsRefusedWithoutOverflow) {
+  auto s = setup(Flavor::kTapsRow, {.batch = 1, .m = 64, .n = 64, .k = 64},
+                 {.batch = 1, .m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  const std::int64_t n = INT64_MAX;
+  const Changes changes = {{"B", view(s->call, "B", {1, 64, n}, {64, 1, 64})},
+                           {"D", view(s->call, "D", {1, 64, n}, {n, n, 1})}};
+  expect_refused(s.value(), pack_with(s->call, changes, true), "grid_extent", "", "", "N at most");
+}
+
 }  // namespace
 }  // namespace fusedgemm::test

@@ -145,6 +145,16 @@ const std::vector<IllegalCase>& illegal_cases() {
          // 63 fp4 values are 31.5 bytes: counting whole bytes (32) must not hide it.
          return Changes{{"A", view(c, "A", {1, 64, 64}, {64 * 63, 63, 1})}};
        }},
+      {"stride_alignment", "A", "A", "M stride 0", Flavor::kPlain, kPlain,
+       [](CallBuffers& c) {
+         // Every row the same: no TMA descriptor has that stride (only a batch may be 0).
+         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 0, 1})}};
+       }},
+      {"tma_limits", "A", "A", "batch stride 1099511627776", Flavor::kPlain, kBatched,
+       [](CallBuffers& c) {
+         // 2^40 elements of bf16 is 2^41 bytes, past globalStrides. Refused before any read.
+         return Changes{{"A", view(c, "A", {3, 40, 32}, {std::int64_t{1} << 40, 32, 1})}};
+       }},
       {"grid_extent", nullptr, nullptr, "M at most", Flavor::kPlain, kPlain,
        [](CallBuffers& c) {
          // Refused before any memory is touched, so views larger than the buffers are safe.
