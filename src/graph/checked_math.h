@@ -10,16 +10,20 @@ namespace fusedgemm {
 
 inline constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
 
-// a * b, or kSaturated when it does not fit (either sign).
+inline constexpr std::int64_t kSaturatedNegative = std::numeric_limits<std::int64_t>::min();
+
+// a * b, saturated when it does not fit.
 constexpr std::int64_t saturating_mul(std::int64_t a, std::int64_t b) noexcept {
   std::int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? kSaturated : product;
+  if (!__builtin_mul_overflow(a, b, &product)) return product;
+  return (a < 0) != (b < 0) ? kSaturatedNegative : kSaturated;
 }
 
-// a + b, or kSaturated when it does not fit (either sign).
+// a + b, saturated when it does not fit.
 constexpr std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
   std::int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? kSaturated : sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return a < 0 ? kSaturatedNegative : kSaturated;
 }
 
 // ceil(a / b) for a >= 0, b > 0, without the overflow of (a + b - 1) / b.

@@ -33,6 +33,7 @@ FG_CALL_RULE(output_aliasing);
 FG_CALL_RULE(layout_group);
 FG_CALL_RULE(scale_layout);
 FG_CALL_RULE(workspace);
+FG_CALL_RULE(workspace_overlap);
 
 #undef FG_CALL_RULE
 

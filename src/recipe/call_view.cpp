@@ -63,6 +63,21 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
   return extent <= 0 ? extent : ceil_div(extent, rule.divisor);
 }
 
+ByteReach byte_reach(DataType type, const Layout& layout) noexcept {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  for (int i = 0; i < kRank; ++i) {
+    if (layout.shape[i] <= 0) return {};
+    const std::int64_t reach = saturating_mul(layout.shape[i] - 1, layout.stride[i]);
+    (reach < 0 ? low : high) = saturating_add(reach < 0 ? low : high, reach);
+  }
+  // Element e covers bits [e * bits, (e + 1) * bits): floor and ceil to whole bytes.
+  const std::int64_t bits = bits_of(type);
+  const std::int64_t low_bits = saturating_mul(low, bits);
+  return {low_bits == kSaturatedNegative ? low_bits : low_bits / 8 - (low_bits % 8 != 0),
+          bytes_of(type, saturating_add(high, 1))};
+}
+
 void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& layout) noexcept {
   layout.role_count = static_cast<int>(recipe.roles.size());
   layout.problem = recipe.program->problem;
@@ -91,7 +106,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     }
     rl.kernel =
         is_identity(role.kernel_axes) || !declared ? rl.given : rl.given.permuted(role.kernel_axes);
-    layout.span_bytes[i] = bytes_of(role.data_type, rl.given.span());
+    layout.reach[i] = byte_reach(role.data_type, rl.given);
     if (role.kind != ParamKind::kOperand) continue;
     ++operands;
     batch = std::max(batch, rl.kernel.shape[0]);

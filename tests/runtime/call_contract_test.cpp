@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusedgemm/plan.h"
@@ -83,7 +84,8 @@ void expect_computed(Setup& s, const VariantPack& pack) {
 TEST(CallContract, ZeroRowStrideOfAnOperandIsRefused) {
   auto s = setup(Flavor::kPlain, {.m = 64, .n = 64, .k = 64}, {.m = 64, .n = 64, .k = 64});
   ASSERT_TRUE(s) << s.status().message();
-  expect_refused(s.value(), pack_with(s->call, {{"A", view(s->call, "A", {1, 64, 64}, {64, 0, 1})}}, true),
+  expect_refused(s.value(),
+                 pack_with(s->call, {{"A", view(s->call, "A", {1, 64, 64}, {64, 0, 1})}}, true),
                  "stride_alignment", "A", "A", "M stride 0");
 }
 
@@ -128,6 +130,131 @@ TEST(CallContract, HugeNIsRefusedWithoutOverflow) {
   const Changes changes = {{"B", view(s->call, "B", {1, 64, n}, {64, 1, 64})},
                            {"D", view(s->call, "D", {1, 64, n}, {n, n, 1})}};
   expect_refused(s.value(), pack_with(s->call, changes, true), "grid_extent", "", "", "N at most");
+}
+
+// Hole 3: a non-injective aux view ([4096, 1, 1] reads offsets 0..126) meets D placed 64
+// elements past its base: D's writes reach bytes the epilogue reads.
+TEST(CallContract, AnAuxThatRevisitsElementsIsCheckedAgainstOutputs) {
+  auto s = setup(Flavor::kAuxFull, {.m = 64, .n = 64, .k = 64}, {.m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  const Changes changes = {
+      {"aux", view(s->call, "aux", {1, 64, 64}, {4096, 1, 1})},
+      {"D", view(s->call, "aux", {1, 64, 64}, {4096, 64, 1}, DataType::kNotSet, 64 * 2)}};
+  expect_refused(s.value(), pack_with(s->call, changes, true), "buffer_overlap", "output", "D",
+                 "[1, 64, 64]:[4096, 64, 1]");
+}
+
+// Hole 3: an aux view with a negative stride reaches below its base, into D.
+TEST(CallContract, AnAuxWithANegativeStrideIsCheckedBelowItsBase) {
+  auto s = setup(Flavor::kAuxFull, {.m = 64, .n = 64, .k = 64}, {.m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  const Changes changes = {
+      {"aux", view(s->call, "aux", {1, 64, 64}, {4096, -1, 64}, DataType::kNotSet, 63 * 2)},
+      {"D", view(s->call, "aux", {1, 64, 64}, {4096, 64, 1})}};
+  expect_refused(s.value(), pack_with(s->call, changes, true), "buffer_overlap", "output", "D",
+                 "[1, 64, 64]:[4096, 64, 1]");
+}
+
+// The same aux and D apart is legal and computed right: the rule refuses the overlap only.
+TEST(CallContract, AnAuxWithANegativeStrideApartFromOutputsIsRead) {
+  auto s = setup(Flavor::kAuxFull, {.m = 64, .n = 64, .k = 64}, {.m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(s) << s.status().message();
+  // Row m of the view is row 63 - m of the buffer: the buffer's rows are reversed first, so
+  // the view reads the reference's aux.
+  auto* rows = reinterpret_cast<std::uint16_t*>(s->call["aux"].buffer->data());
+  for (int m = 0; m < 32; ++m) {
+    for (int n = 0; n < 64; ++n) std::swap(rows[m * 64 + n], rows[(63 - m) * 64 + n]);
+  }
+  const VariantPack pack = pack_with(
+      s->call,
+      {{"aux", view(s->call, "aux", {1, 64, 64}, {4096, -64, 1}, DataType::kNotSet, 63 * 64 * 2)}},
+      true);
+  expect_computed(s.value(), pack);
+}
+
+// A graph with a row aux and a row tap of the same layout: c = acc + aux[b, M, 1],
+// D = c, T = sum over N of c.
+Result<Setup> aux_and_tap_setup() {
+  auto make = [](Graph& g) -> Status {
+    auto a = g.tensor(TensorAttributes()
+                          .set_name("A")
+                          .set_dim({1, 64, 64})
+                          .set_stride({4096, 64, 1})
+                          .set_data_type(DataType::kBFloat16));
+    auto b = g.tensor(TensorAttributes()
+                          .set_name("B")
+                          .set_dim({1, 64, 64})
+                          .set_stride({4096, 1, 64})
+                          .set_data_type(DataType::kBFloat16));
+    auto aux = g.tensor(TensorAttributes()
+                            .set_name("aux")
+                            .set_dim({1, 64, 1})
+                            .set_stride({64, 1, 1})
+                            .set_data_type(DataType::kFloat32));
+    auto c = g.pointwise(g.matmul(a, b), aux,
+                         PointwiseAttributes().set_name("add").set_mode(PointwiseMode::kAdd));
+    c->set_name("D").set_output(true).set_data_type(DataType::kFloat32);
+    auto t = g.reduction(c, ReductionAttributes().set_name("sum").set_mode(ReductionMode::kAdd));
+    t->set_name("T")
+        .set_dim({1, 64, 1})
+        .set_stride({64, 1, 1})
+        .set_data_type(DataType::kFloat32)
+        .set_output(true);
+    return g.validate();
+  };
+  Graph plan_graph;
+  FG_TRY(make(plan_graph));
+  FG_ASSIGN_OR_RETURN(Plan plan, build(plan_graph, BuildOptions{make_host_device()}));
+  FlavorGraph fg;
+  FG_TRY(make(fg.graph));
+  FG_ASSIGN_OR_RETURN(CallBuffers call, CallBuffers::make(fg.graph, 9));
+  return Setup{std::move(plan), std::move(fg), std::move(call)};
+}
+
+// Hole 3: an aux that is also a tap's buffer is no in-place read: the tap's elements are
+// written after the whole row was reduced (the host device gave T[0] = -3.3e19).
+TEST(CallContract, AnAuxSharingATapsBufferIsRefused) {
+  auto s = aux_and_tap_setup();
+  ASSERT_TRUE(s) << s.status().message();
+  const Changes changes = {{"aux", view(s->call, "T", {1, 64, 1}, {64, 1, 1})}};
+  expect_refused(s.value(), pack_with(s->call, changes, false), "buffer_overlap", "tap", "T",
+                 "[1, 64, 1]:[64, 1, 1]");
+}
+
+// Hole 4: the workspace is checked against every buffer of the call, read or written, on
+// the fused engine and on the fallback engine (whose values live in the workspace).
+TEST(CallContract, AWorkspaceSharingAnyBufferIsRefused) {
+  for (const Engine engine : {Engine::kFused, Engine::kFallback}) {
+    SCOPED_TRACE(to_string(engine));
+    auto fg = make_flavor_graph(Flavor::kTapsRow, {.m = 64, .n = 64, .k = 64});
+    ASSERT_TRUE(fg) << fg.status().message();
+    BuildOptions options{make_host_device()};
+    options.engine = engine;
+    auto plan = build(fg->graph, options);
+    ASSERT_TRUE(plan) << plan.status().message();
+    auto call = CallBuffers::make(fg->graph, 4);
+    ASSERT_TRUE(call) << call.status().message();
+    const VariantPack pack = call->pack();
+    auto bound = plan->bind(pack);
+    ASSERT_TRUE(bound) << bound.status().message();
+    const std::uint64_t needed = plan->workspace_bytes(bound.value()).value();
+    ASSERT_GT(needed, 0u);
+    for (const char* name : {"A", "D"}) {
+      SCOPED_TRACE(name);
+      // A workspace that starts 16 bytes before the buffer and runs into it.
+      auto* buffer = call.value()[name].buffer->data();
+      const Workspace at{buffer - 16, needed};
+      call->fill_canary();
+      const Status status = plan->execute(pack, at, nullptr);
+      EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
+      EXPECT_EQ(status.message().rfind(std::string("workspace_overlap: role ") +
+                                           (name[0] == 'A' ? "A" : "output") + " '" + name + "'",
+                                       0),
+                0u)
+          << status.message();
+      EXPECT_TRUE(call->all_canary());
+    }
+  }
 }
 
 }  // namespace
