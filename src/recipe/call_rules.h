@@ -30,7 +30,6 @@ FG_CALL_RULE(tma_limits);
 FG_CALL_RULE(alignment);
 FG_CALL_RULE(buffer_overlap);
 FG_CALL_RULE(output_aliasing);
-FG_CALL_RULE(layout_group);
 FG_CALL_RULE(scale_layout);
 FG_CALL_RULE(workspace);
 FG_CALL_RULE(workspace_overlap);

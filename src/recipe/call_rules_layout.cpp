@@ -1,5 +1,5 @@
 // The call rows about each role's layout and address: major, contiguous_extent,
-// stride_alignment, alignment, layout_group, scale_layout.
+// stride_alignment, tma_limits, alignment, scale_layout.
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -146,39 +146,6 @@ std::string alignment_explain(const Recipe& recipe, const CallView& view, int ro
       "alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
       "a base address aligned to {} bytes",
       who(r), address, address % r.alignment_bytes, r.alignment_bytes, r.alignment_bytes);
-}
-
-// --- layout_group -----------------------------------------------------------------------
-
-namespace {
-// The first member of a group whose layout differs from the group's first, or -1.
-int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
-  for (std::size_t j = 1; j < group.size(); ++j) {
-    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel))
-      return group[j];
-  }
-  return -1;
-}
-}  // namespace
-
-int layout_group_violation(const Recipe& recipe, const CallView& view) noexcept {
-  for (const auto& group : recipe.layout_groups) {
-    if (const int role = group_breaker(group, view); role >= 0) return role;
-  }
-  return -1;
-}
-
-std::string layout_group_explain(const Recipe& recipe, const CallView& view, int role) {
-  for (const auto& group : recipe.layout_groups) {
-    if (group_breaker(group, view) != role) continue;
-    const auto& first = recipe.roles[group[0]];
-    return fmt::format(
-        "layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
-        "every matmul share one layout (one kernel walks them together)",
-        who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
-        seen(view.layout->roles[group[0]]), to_string(first.role));
-  }
-  return "layout_group: no group broken";
 }
 
 // --- scale_layout -----------------------------------------------------------------------

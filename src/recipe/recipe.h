@@ -80,8 +80,6 @@ struct Recipe {
   KernelConfig config;
   std::vector<RoleFacts> roles;  // argument-plan order
   std::vector<Slot> slots;       // one per buffer of the program, in its buffer order
-  // Roles (indices) that must share one layout: the same role of several GEMMs.
-  std::vector<std::vector<int>> layout_groups;
   // The workspace a call needs depends on its problem: recipe/workspace.h. An unfused
   // engine keeps its intermediate values in the first `engine_workspace_bytes` of it.
   std::uint64_t engine_workspace_bytes = 0;

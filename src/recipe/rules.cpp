@@ -441,7 +441,6 @@ constexpr std::array kRules = {
         "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
     FG_CALL_ROW(output_aliasing, false, "no output or tap layout reaches one element twice"),
     FG_CALL_ROW(buffer_overlap, true, "written buffers share no byte with any other buffer"),
-    FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),
     FG_CALL_ROW(scale_layout, false, "block scales are one dense run"),
     FG_CALL_ROW(workspace, true,
                 "with taps, a 16-byte aligned workspace of Plan::workspace_bytes(pack) bytes"),

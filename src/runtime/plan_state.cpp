@@ -105,6 +105,25 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   return bound;
 }
 
+std::optional<Decline> PlanState::declared_call_decline() const {
+  VariantPack pack;
+  // Any non-null addresses: the layout-only rows judged at bind never read them.
+  static constexpr std::uintptr_t kSomeAddress = 1u << 20;
+  for (std::size_t i = 0; i < recipe.slots.size(); ++i) {
+    pack.set(recipe.slots[i].uid,
+             BufferView::address(reinterpret_cast<void*>(kSomeAddress * (i + 1))));
+  }
+  auto bound = bind(pack);
+  if (!bound) return Decline{"declared_call", bound.status().message()};
+  const BoundCall& call = *bound->call_;
+  if (call.layout_row < 0) return std::nullopt;
+  recipe::CallView view;
+  view.layout = &call.layout;
+  resolve_addresses(bound.value(), {}, view);
+  const auto& row = recipe::rule_table()[call.layout_row];
+  return Decline{std::string(row.id), row.call_explain(recipe, view, call.layout_role)};
+}
+
 Result<std::uint64_t> PlanState::workspace_bytes(const BoundPack& pack) const {
   FG_ASSIGN_OR_RETURN(const BoundCall* call, bound_call(pack));
   return call->layout.workspace.bytes;

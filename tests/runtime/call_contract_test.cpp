@@ -247,14 +247,56 @@ TEST(CallContract, AWorkspaceSharingAnyBufferIsRefused) {
       call->fill_canary();
       const Status status = plan->execute(pack, at, nullptr);
       EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
-      EXPECT_EQ(status.message().rfind(std::string("workspace_overlap: role ") +
-                                           (name[0] == 'A' ? "A" : "output") + " '" + name + "'",
-                                       0),
-                0u)
-          << status.message();
+      // The workspace runs on past the buffer and may meet a later allocation too; the
+      // first role it meets (in role order) is named.
+      EXPECT_EQ(status.message().rfind("workspace_overlap: role ", 0), 0u) << status.message();
+      EXPECT_EQ(plan->explain(pack, at).rule, "workspace_overlap");
       EXPECT_TRUE(call->all_canary());
     }
   }
+}
+
+// Hole 5: the B operands of a gated MLP are each read through their own TMA descriptor, so
+// they need not share a layout (the layout_group rule had no basis in the kernel and refused
+// every bare call of a graph declaring them apart).
+TEST(CallContract, OperandsOfOneRoleMayHaveTheirOwnLayouts) {
+  auto s = setup(Flavor::kGatedMlp, {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
+                 {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8});
+  ASSERT_TRUE(s) << s.status().message();
+  // B0 read dense (its first 32 x 48 elements re-laid out), B1 padded as declared.
+  auto& b0 = s->call["B0"];
+  auto* e = reinterpret_cast<std::uint16_t*>(b0.buffer->data());
+  for (int n = 0; n < 48; ++n) {
+    for (int k = 0; k < 32; ++k) e[n * 32 + k] = e[n * 40 + k];
+  }
+  expect_computed(
+      s.value(),
+      pack_with(s->call, {{"B0", view(s->call, "B0", {1, 32, 48}, {32 * 48, 1, 32})}}, true));
+}
+
+// Hole 5: a scale declared with padding ([1, 16, 2]:[64, 4, 1]) is no layout the fused
+// kernel reads (scale_layout refused every call): the graph is declined by that rule and
+// runs on the fallback engine, computed right.
+TEST(CallContract, AGraphWhoseDeclaredCallBreaksACallRuleIsDeclined) {
+  auto fg = make_flavor_graph(Flavor::kBlockScaled, {.batch = 1, .m = 16, .n = 128, .k = 256});
+  ASSERT_TRUE(fg) << fg.status().message();
+  for (Tensor& t : fg->inputs) {
+    if (t->name() == "A_scale") t->set_stride({64, 4, 1});
+  }
+  ASSERT_TRUE(fg->graph.validate());
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(plan->engine(), Engine::kFallback);
+  ASSERT_TRUE(plan->declined().has_value());
+  EXPECT_EQ(plan->declined()->rule, "scale_layout") << plan->declined()->message;
+  auto call = CallBuffers::make(fg->graph, 6);
+  ASSERT_TRUE(call) << call.status().message();
+  call->prepare();
+  const Status status =
+      plan->execute(call->pack(), workspace_of(plan.value(), call->pack()), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
 }
 
 }  // namespace

@@ -182,27 +182,6 @@ const std::vector<IllegalCase>& illegal_cases() {
        [](CallBuffers& c) {
          return Changes{{"T_min", view(c, "T_min", {3, 1, 48}, {16, 48, 1})}};
        }},
-      {"layout_group",
-       "B",
-       "B1",
-       "[1, 32, 48]:[1856, 1, 40]",
-       Flavor::kGatedMlp,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // B1 padded by 8 where B0 is dense: each legal, together not one layout.
-         return Changes{{"B0", view(c, "B0", {1, 32, 48}, {32 * 48, 1, 32})},
-                        {"B1", view(c, "B1", {1, 32, 48}, {1856, 1, 40})}};
-       }},
-      {"layout_group",
-       "A",
-       "A1",
-       "[1, 40, 32]:[1608, 40, 1]",
-       Flavor::kTapsOnlyMultiGemm,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // A0 read dense where A1 keeps its padded rows: each legal, together not one layout.
-         return Changes{{"A0", view(c, "A0", {1, 40, 32}, {1280, 32, 1})}};
-       }},
       {"view_rank", "aux", "aux", "rank 4", Flavor::kAuxColumn, kPlain,
        [](CallBuffers& c) {
          return Changes{{"aux", view(c, "aux", {1, 1, 1, 100}, {100, 100, 100, 1})}};
