@@ -87,12 +87,12 @@ std::string stride_alignment_explain(const Recipe& recipe, const CallView& view,
   const auto& rv = view.layout->roles[role];
   const int axis = misaligned_stride_axis(r, rv);
   return fmt::format(
-      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
-      "positive strides (a batch stride of 0 is a broadcast), non-unit ones a multiple of {} "
-      "bytes ({} elements of {})",
+      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: every stride but "
+      "the unit stride of {} a positive multiple of {} bytes ({} elements of {}; a batch "
+      "stride may be 0, a broadcast)",
       who(r), axis_name(r, axis), rv.kernel.stride[axis],
-      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes,
-      contiguous_extent_modulus(r.data_type), to_string(r.data_type));
+      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), axis_name(r, r.contiguous_axis),
+      kTmaGranuleBytes, contiguous_extent_modulus(r.data_type), to_string(r.data_type));
 }
 
 // --- tma_limits -------------------------------------------------------------------------

@@ -60,6 +60,12 @@ PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
       epoch(std::make_unique<std::atomic<std::uint64_t>>(random_bits())),
       id(random_bits()) {}
 
+// The pack errors (pack_unknown_tensor, pack_duplicate_tensor, pack_view_strides, and
+// bound_pack below) are not rows of the rule table on purpose: a rule judges a call, role by
+// role, and these keys or views name no role of the plan (an unknown name), give one role two
+// buffers, or have no rank to re-label, so there is no call to judge and none to defer; they
+// are refused by bind() (and by execute, which binds) before any rule runs, with the rule-
+// shaped message "<id>: ...; legal: ...", and counted nowhere, as a malformed argument is.
 Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   BoundPack bound;
   bound.buffers_.resize(recipe.slots.size());
