@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <fmt/format.h>
-
-#include "kernels/kernel_args.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -43,12 +40,6 @@ class RecipeBuilder {
     for (std::size_t i = 0; i < p.taps.size(); ++i) add_tap(static_cast<int>(i));
     for (std::size_t i = 0; i < p.quantized_outputs.size(); ++i) {
       add_quantized(static_cast<int>(i));
-    }
-    if (recipe_.roles.size() > static_cast<std::size_t>(kernels::kMaxKernelBuffers)) {
-      return Status(ErrorCode::kDeclined,
-                    fmt::format("kernel_buffer_count: graph '{}' needs {} kernel parameters; "
-                                "legal: at most {}",
-                                p.graph_name, recipe_.roles.size(), kernels::kMaxKernelBuffers));
     }
     for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
       auto& slot = recipe_.slots[recipe_.roles[i].slot];

@@ -85,8 +85,9 @@ struct Recipe {
   std::uint64_t engine_workspace_bytes = 0;
 };
 
-// Reads the fusion program and the kernel configuration into a recipe; fails with
-// kDeclined when the program needs more kernel parameters than a kernel has.
+// Reads the fusion program and the kernel configuration into a recipe.
+// @pre the program passed the support gate: its kernel_buffer_count row is the one check
+// that the roles fit KernelArgs::buffers.
 Result<Recipe> make_recipe(std::shared_ptr<const fusion::FusionProgram> program,
                            const KernelConfig& config);
 

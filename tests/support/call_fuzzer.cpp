@@ -74,6 +74,7 @@ Result<FuzzPlan> make_plan(Rng& rng, std::shared_ptr<Device> device) {
 struct Drawn {
   OracleTensor t;
   std::string mutation;
+  BufferView plain;  // the unmutated view at the same place, for minimizing a repro
 };
 
 // The call-shape layout of a tensor: declared order, dense with an optional row pad.
@@ -144,6 +145,36 @@ class Fuzzer {
   }
 
  private:
+  // The plan's explain of `call`, or "" where it agrees with the oracle.
+  std::string disagreement(FuzzPlan& p, const OracleCall& call) {
+    VariantPack pack;
+    for (const OracleTensor& t : call.tensors) {
+      BufferView v = t.given;
+      v.data = v.data == nullptr ? nullptr : on_device(v.data);
+      pack.set(t.name, v);
+    }
+    auto bound = p.plan.bind(pack);
+    if (!bound) return bound.status().message();
+    const Workspace ws{call.workspace == nullptr ? nullptr : on_device(call.workspace),
+                       call.workspace_bytes};
+    const Verdict planned = p.plan.explain(bound.value(), ws);
+    return planned.legal() == judge(call).legal ? "" : planned.message;
+  }
+
+  // Each tensor's view set back to its unmutated one, one at a time, kept while the plan and
+  // the oracle still disagree: what remains are the mutations the mismatch needs.
+  OracleCall minimized(FuzzPlan& p, OracleCall call, const std::vector<BufferView>& plain) {
+    for (std::size_t i = 0; i < call.tensors.size(); ++i) {
+      OracleCall trial = call;
+      trial.tensors[i].given = plain[i];
+      if (!disagreement(p, trial).empty()) {
+        call = std::move(trial);
+        if (!mutations_[i].empty()) mutations_[i] = " (mutation undone)";
+      }
+    }
+    return call;
+  }
+
   // Where a host arena address was before the call (an in-place aux is overwritten by it).
   const void* before(const void* host) const {
     return snapshot_.data() + (static_cast<const std::uint8_t*>(host) - base_);
@@ -228,6 +259,7 @@ class Fuzzer {
           break;
         default: break;
       }
+      const Layout unmutated = call_layout(t, b, m, n, k, pad);
       const std::pair<std::int64_t, std::int64_t> r = reach(l);
       const std::int64_t w = width(t.type);
       const std::int64_t need = (r.second - r.first) * w;
@@ -253,6 +285,11 @@ class Fuzzer {
       }
       t.given.shape.assign(l.shape.begin(), l.shape.end());
       t.given.stride.assign(l.stride.begin(), l.stride.end());
+      d.plain = BufferView::view(
+          base_ + std::clamp<std::int64_t>(off, 0, static_cast<std::int64_t>(kFuzzArenaBytes)) /
+                      16 * 16,
+          {unmutated.shape.begin(), unmutated.shape.end()},
+          {unmutated.stride.begin(), unmutated.stride.end()});
       if (t.kind == OracleKind::kB && t.given.is_view && rng.chance(150)) {
         std::swap(t.given.shape[1], t.given.shape[2]);
         std::swap(t.given.stride[1], t.given.stride[2]);
@@ -320,8 +357,12 @@ class Fuzzer {
     ++f.calls;
     if (planned.legal() != verdict.legal) {
       ++f.decision_mismatches;
-      record(f, index, p, call, verdict.legal ? "oracle: legal" : "oracle: " + verdict.why,
-             "plan: " + planned.message);
+      std::vector<BufferView> plain;
+      for (const Drawn& d : drawn) plain.push_back(d.plain);
+      const OracleCall small = minimized(p, call, plain);
+      const OracleVerdict sv = judge(small);
+      record(f, index, p, small, sv.legal ? "oracle: legal" : "oracle: " + sv.why,
+             "plan: " + disagreement(p, small));
       return;
     }
 
