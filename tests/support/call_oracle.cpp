@@ -112,21 +112,29 @@ OracleVerdict judge(const OracleCall& call) {
   }
   // The problem: M and K from A; N from B, read in kernel order (b, N, K) when its view puts
   // K last and not first (DESIGN.md 7.2; the declaration wins where both fit).
+  // The first A and the first B fix the problem; the batch is the largest operand batch.
   int a = -1, b = -1;
   for (std::size_t i = 0; i < ts.size(); ++i) {
-    if (ts[i].kind == OracleKind::kA) a = static_cast<int>(i);
-    if (ts[i].kind == OracleKind::kB) b = static_cast<int>(i);
+    if (ts[i].kind == OracleKind::kA && a < 0) a = static_cast<int>(i);
+    if (ts[i].kind == OracleKind::kB && b < 0) b = static_cast<int>(i);
   }
   v.m = v.logical[a].shape[1];
   v.k = v.logical[a].shape[2];
-  Layout& lb = v.logical[b];
-  const bool b_declared = !ts[b].given.is_view || lb == ts[b].declared;
-  if (!b_declared && lb.shape[2] == v.k && lb.shape[1] != v.k) {
-    std::swap(lb.shape[1], lb.shape[2]);
-    std::swap(lb.stride[1], lb.stride[2]);
+  v.batch = 1;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    Layout& l = v.logical[i];
+    if (ts[i].kind == OracleKind::kB) {
+      const bool declared = !ts[i].given.is_view || l == ts[i].declared;
+      if (!declared && l.shape[2] == v.k && l.shape[1] != v.k) {
+        std::swap(l.shape[1], l.shape[2]);
+        std::swap(l.stride[1], l.stride[2]);
+      }
+    }
+    if (ts[i].kind == OracleKind::kA || ts[i].kind == OracleKind::kB) {
+      v.batch = std::max(v.batch, l.shape[0]);
+    }
   }
-  v.n = lb.shape[2];
-  v.batch = std::max(v.logical[a].shape[0], lb.shape[0]);
+  v.n = v.logical[b].shape[2];
 
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const OracleTensor& t = ts[i];
