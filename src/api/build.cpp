@@ -93,6 +93,13 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   }
   FG_TRY(config.status());
   FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config.value()));
+  // A call rule that refuses the declared call refuses every call of that layout: such a
+  // graph is declined as by the gate, so no fused plan is built that no declared call fits.
+  if (auto refused = runtime::PlanState(Engine::kFused, std::nullopt, device, nullptr, recipe)
+                         .declared_call_decline()) {
+    if (options.engine) return Status(ErrorCode::kDeclined, refused->message);
+    return api::build_fallback(graph, std::move(refused), std::move(device), options);
+  }
 
   runtime::KernelImage image;
   image.entry = "fusedgemm_kernel";

@@ -9,6 +9,7 @@
 #include "kernels/kernel_args.h"
 #include "recipe/kernel_config.h"
 #include "recipe/limits.h"
+#include "recipe/tma_global.h"
 
 namespace fusedgemm::codegen {
 namespace {
@@ -184,12 +185,11 @@ class SourceBuilder {
       plan.slot = static_cast<int>(o);
       plan.element_bytes = static_cast<std::uint32_t>(f.element_bytes);
       plan.swizzle_bytes = kSwizzleBytes;
+      plan.axes = recipe::tma_axes(op.major == Major::kK ? 2 : 1);
       if (op.major == Major::kK) {
-        plan.axes = {2, 1, 0};
         plan.box = {static_cast<std::uint32_t>(c.tile_k), static_cast<std::uint32_t>(load_rows), 1};
       } else {
         const int box_mn = kSwizzleBytes / f.element_bytes;
-        plan.axes = {1, 2, 0};
         plan.box = {static_cast<std::uint32_t>(box_mn), static_cast<std::uint32_t>(c.tile_k), 1};
       }
       stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;

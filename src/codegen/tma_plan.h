@@ -11,12 +11,13 @@
 //                      1 -> CU_TENSOR_MAP_DATA_TYPE_UINT8 (fp8),
 //     tensorRank:      3,
 //     globalAddress:   buf.data (16-byte aligned; the rules guarantee it),
-//     globalDim[i]:    buf.shape[axes[i]]                        for i = 0, 1, 2
-//     globalStrides[i - 1], i = 1, 2 (bytes; dimension 0 is the unit-stride axis):
-//                      buf.stride[axes[i]] * element_bytes, except where
-//                      buf.shape[axes[i]] == 1 (the call passes stride 0 there): any legal
-//                      value, e.g. the byte span of the faster dimensions rounded up to 16 —
-//                      the kernel only ever reads coordinate 0 on such an axis,
+//     globalDim, globalStrides: recipe::tma_global(buf's layout, axes, element bits), the
+//                      one computation the tma_limits rule checks and the host device reads
+//                      through: globalDim[i] = buf.shape[axes[i]]; globalStrides[i - 1] =
+//                      buf.stride[axes[i]] * element_bytes, except on an axis of extent 1
+//                      (stride 0 there), which gets the packed span of the faster dimensions —
+//                      the kernel only reads coordinate 0 on it. A stride is never replaced
+//                      on an axis of extent > 1; a batch of stride 0 arrives as extent 1,
 //     boxDim:          box (elements; box[0] * element_bytes <= swizzle_bytes),
 //     elementStrides:  {1, 1, 1},
 //     interleave:      CU_TENSOR_MAP_INTERLEAVE_NONE,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
+
 namespace fusedgemm {
 
 Layout Layout::row_major(const Dims& shape) {
@@ -17,21 +19,16 @@ Layout Layout::column_major(const Dims& shape) {
 }
 
 std::int64_t Layout::element_count() const {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, saturating_mul);
 }
 
 namespace {
 
-constexpr std::int64_t kMaxOffset = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxOffset = kSaturated;
 
 // a + b * c, saturating at kMaxOffset (extents and strides come from user input).
 std::int64_t add_product(std::int64_t a, std::int64_t b, std::int64_t c) {
-  std::int64_t product = 0;
-  std::int64_t sum = 0;
-  if (__builtin_mul_overflow(b, c, &product) || __builtin_add_overflow(a, product, &sum)) {
-    return kMaxOffset;
-  }
-  return sum;
+  return saturating_add(a, saturating_mul(b, c));
 }
 
 }  // namespace

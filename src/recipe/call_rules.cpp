@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "recipe/call_rules_detail.h"
 
 namespace fusedgemm::recipe::call_rules {
@@ -210,7 +211,7 @@ constexpr std::int64_t kMaxCoordinate = 2147483647;
 constexpr std::int64_t kMaxTileIndex = std::int64_t{1} << 62;
 
 std::int64_t tiles(std::int64_t extent, int tile) {
-  return (extent + tile - 1) / tile;
+  return extent <= 0 ? 0 : ceil_div(extent, tile);
 }
 
 bool grid_fits(const Recipe& recipe, const fusion::ProblemShape& p) {
@@ -219,7 +220,7 @@ bool grid_fits(const Recipe& recipe, const fusion::ProblemShape& p) {
       p.batch > kMaxCoordinate) {
     return false;
   }
-  const std::int64_t per_batch = tiles(p.m, c.tile_m) * tiles(p.n, c.tile_n);
+  const std::int64_t per_batch = saturating_mul(tiles(p.m, c.tile_m), tiles(p.n, c.tile_n));
   return per_batch == 0 || p.batch <= kMaxTileIndex / per_batch;
 }
 }  // namespace

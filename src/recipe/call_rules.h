@@ -26,12 +26,13 @@ FG_CALL_RULE(aux_broadcast);
 FG_CALL_RULE(major);
 FG_CALL_RULE(contiguous_extent);
 FG_CALL_RULE(stride_alignment);
+FG_CALL_RULE(tma_limits);
 FG_CALL_RULE(alignment);
 FG_CALL_RULE(buffer_overlap);
 FG_CALL_RULE(output_aliasing);
-FG_CALL_RULE(layout_group);
 FG_CALL_RULE(scale_layout);
 FG_CALL_RULE(workspace);
+FG_CALL_RULE(workspace_overlap);
 
 #undef FG_CALL_RULE
 

@@ -1,5 +1,5 @@
 // The call rows about each role's layout and address: major, contiguous_extent,
-// stride_alignment, alignment, layout_group, scale_layout.
+// stride_alignment, tma_limits, alignment, scale_layout.
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -7,6 +7,7 @@
 #include "recipe/call_rules.h"
 #include "recipe/call_rules_detail.h"
 #include "recipe/limits.h"
+#include "recipe/tma_global.h"
 
 namespace fusedgemm::recipe::call_rules {
 
@@ -18,16 +19,8 @@ using detail::who;
 
 namespace {
 
-// Checked in elements against the 16-byte modulus, as the support gate does: an odd fp4
-// stride is half a byte, which counting whole bytes would round away. TMA strides are
-// unsigned, so a negative one is never legal.
 int misaligned_stride_axis(const RoleFacts& role, const RoleLayout& rv) {
-  for (int axis = 0; axis < kRank; ++axis) {
-    if (axis == role.contiguous_axis || rv.kernel.shape[axis] <= 1) continue;
-    const std::int64_t stride = rv.kernel.stride[axis];
-    if (stride < 0 || stride % contiguous_extent_modulus(role.data_type) != 0) return axis;
-  }
-  return -1;
+  return recipe::misaligned_stride_axis(role.data_type, rv.kernel, role.contiguous_axis);
 }
 
 // "136", or "31.5" for an fp4 stride that ends mid-byte.
@@ -94,12 +87,46 @@ std::string stride_alignment_explain(const Recipe& recipe, const CallView& view,
   const auto& rv = view.layout->roles[role];
   const int axis = misaligned_stride_axis(r, rv);
   return fmt::format(
-      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: "
-      "non-negative strides, non-unit ones a multiple of {} bytes ({} elements "
-      "of {})",
+      "stride_alignment: {}: {} stride {} elements = {} bytes in {}; legal: every stride but "
+      "the unit stride of {} a positive multiple of {} bytes ({} elements of {}; a batch "
+      "stride may be 0, a broadcast)",
       who(r), axis_name(r, axis), rv.kernel.stride[axis],
-      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), kTmaGranuleBytes,
-      contiguous_extent_modulus(r.data_type), to_string(r.data_type));
+      stride_bytes(r.data_type, rv.kernel.stride[axis]), seen(rv), axis_name(r, r.contiguous_axis),
+      kTmaGranuleBytes, contiguous_extent_modulus(r.data_type), to_string(r.data_type));
+}
+
+// --- tma_limits -------------------------------------------------------------------------
+
+namespace {
+// The descriptor the CUDA device would encode for this role (the host device reads through
+// the same one), so the rule checks exactly what cuTensorMapEncodeTiled is given.
+TmaGlobal descriptor_of(const RoleFacts& role, const RoleLayout& rv) {
+  return tma_global(kernel_arg_layout(rv.kernel), tma_axes(role.contiguous_axis),
+                    bits_of(role.data_type));
+}
+}  // namespace
+
+int tma_limits_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(view, [&](int i) {
+    return recipe.roles[i].tma &&
+           descriptor_of(recipe.roles[i], view.layout->roles[i]).fault != TmaFault::kNone;
+  });
+}
+
+std::string tma_limits_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
+  const auto& rv = view.layout->roles[role];
+  const TmaGlobal g = descriptor_of(r, rv);
+  const int axis = tma_axes(r.contiguous_axis)[g.fault_dim];
+  const std::string seen_part =
+      g.fault == TmaFault::kDimTooLarge
+          ? fmt::format("{} extent {} is past 2^32", axis_name(r, axis), g.dims[g.fault_dim])
+          : fmt::format("{} stride {} elements is {} bytes, past 2^40 - 1", axis_name(r, axis),
+                        rv.kernel.stride[axis], g.stride_bytes[g.fault_dim - 1]);
+  return fmt::format(
+      "tma_limits: {}: {} in {}; legal: every extent at most {} and every byte stride at most "
+      "{} (cuTensorMapEncodeTiled's globalDim and globalStrides)",
+      who(r), seen_part, seen(rv), kMaxTmaDim, kMaxTmaStrideBytes);
 }
 
 // --- alignment --------------------------------------------------------------------------
@@ -119,39 +146,6 @@ std::string alignment_explain(const Recipe& recipe, const CallView& view, int ro
       "alignment: {}: address {:#x} is {} bytes past a {}-byte boundary; legal: "
       "a base address aligned to {} bytes",
       who(r), address, address % r.alignment_bytes, r.alignment_bytes, r.alignment_bytes);
-}
-
-// --- layout_group -----------------------------------------------------------------------
-
-namespace {
-// The first member of a group whose layout differs from the group's first, or -1.
-int group_breaker(const std::vector<int>& group, const CallView& view) noexcept {
-  for (std::size_t j = 1; j < group.size(); ++j) {
-    if (!(view.layout->roles[group[j]].kernel == view.layout->roles[group[0]].kernel))
-      return group[j];
-  }
-  return -1;
-}
-}  // namespace
-
-int layout_group_violation(const Recipe& recipe, const CallView& view) noexcept {
-  for (const auto& group : recipe.layout_groups) {
-    if (const int role = group_breaker(group, view); role >= 0) return role;
-  }
-  return -1;
-}
-
-std::string layout_group_explain(const Recipe& recipe, const CallView& view, int role) {
-  for (const auto& group : recipe.layout_groups) {
-    if (group_breaker(group, view) != role) continue;
-    const auto& first = recipe.roles[group[0]];
-    return fmt::format(
-        "layout_group: {}: layout {} but {} has {}; legal: the {} operands of "
-        "every matmul share one layout (one kernel walks them together)",
-        who(recipe.roles[role]), seen(view.layout->roles[role]), who(first),
-        seen(view.layout->roles[group[0]]), to_string(first.role));
-  }
-  return "layout_group: no group broken";
 }
 
 // --- scale_layout -----------------------------------------------------------------------

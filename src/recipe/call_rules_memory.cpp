@@ -1,4 +1,5 @@
 // The call rows about the memory a call writes: buffer_overlap, output_aliasing, workspace.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -6,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "recipe/call_rules.h"
 #include "recipe/call_rules_detail.h"
 #include "recipe/range_sweep.h"
@@ -22,78 +24,154 @@ using detail::who;
 
 namespace {
 
-// Whether element offset `off` of a layout whose strides each clear the span of the axes
-// below them (the injectivity rule) is reached: peel the largest strides first.
-bool reaches(const Layout& layout, std::int64_t off) noexcept {
-  std::array<int, kRank> order{0, 1, 2};
-  for (int i = 1; i < kRank; ++i) {
-    for (int j = i; j > 0 && layout.stride[order[j]] > layout.stride[order[j - 1]]; --j) {
-      std::swap(order[j], order[j - 1]);
-    }
-  }
-  for (int axis : order) {
-    if (layout.shape[axis] <= 1 || layout.stride[axis] == 0) continue;
-    const std::int64_t i = off / layout.stride[axis];
-    if (i >= layout.shape[axis]) return false;
-    off -= i * layout.stride[axis];
-  }
-  return off == 0;
+constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-// Enumerating the smaller layout bounds the exact test; past this many elements two
-// overlapping ranges are refused without it.
-constexpr std::int64_t kMaxExactElements = std::int64_t{1} << 22;
+// The exact test's work per pair of roles (elements enumerated times the steps of each
+// membership test). Past it, two roles whose byte ranges meet are refused as if they shared
+// a byte: the one imprecision of buffer_overlap, which only layouts of millions of elements
+// interleaved with another buffer reach.
+constexpr std::int64_t kMaxExactSteps = std::int64_t{1} << 24;
+// Reaches past this many bytes are past any allocation; such a layout meets every range.
+constexpr std::int64_t kMaxExactReach = std::int64_t{1} << 60;
 
-// Exact when both roles have one element width and their bases differ by whole elements;
-// any other overlap of address ranges counts as sharing memory.
-bool share_elements(const RoleFacts& ra, const RoleLayout& la, const void* a, const RoleFacts& rb,
-                    const RoleLayout& lb, const void* b) noexcept {
-  const int bits = bits_of(ra.data_type);
-  if (bits != bits_of(rb.data_type) || bits < 8) return true;
-  const std::int64_t width = bits / 8;
-  const std::int64_t diff = reinterpret_cast<std::intptr_t>(b) - reinterpret_cast<std::intptr_t>(a);
-  if (diff % width != 0) return true;
-  const bool a_smaller = la.given.element_count() <= lb.given.element_count();
-  const Layout& small = a_smaller ? la.given : lb.given;
-  const Layout& large = a_smaller ? lb.given : la.given;
-  const std::int64_t shift = (a_smaller ? diff : -diff) / width;  // large base - small base
-  if (small.element_count() > kMaxExactElements) return true;
+// Which element offsets a layout reaches. Exact for any layout: an injective one (each
+// stride clears the span of the axes below it) by peeling the largest strides, any other
+// (negative strides, strides that revisit elements) by walking its two smaller extents and
+// solving for the largest.
+class Reach {
+ public:
+  explicit Reach(const Layout& layout) noexcept : l_(layout), injective_(layout.is_injective()) {
+    for (int i = 1; i < kRank; ++i) {
+      for (int j = i; j > 0 && key(order_[j]) > key(order_[j - 1]); --j) {
+        std::swap(order_[j], order_[j - 1]);
+      }
+    }
+  }
+
+  // Whether offset `off` is reached; spends `budget` (and answers true once it is spent).
+  bool has(std::int64_t off, std::int64_t& budget) const noexcept {
+    if (injective_) {
+      --budget;
+      if (off < 0) return false;
+      for (int axis : order_) {
+        if (l_.shape[axis] <= 1 || l_.stride[axis] == 0) continue;
+        const std::int64_t i = off / l_.stride[axis];
+        if (i >= l_.shape[axis]) return false;
+        off -= i * l_.stride[axis];
+      }
+      return off == 0;
+    }
+    const int c = order_[0];  // the largest extent is solved for
+    const int a = order_[1];
+    const int b = order_[2];
+    budget -= saturating_mul(l_.shape[a], l_.shape[b]);
+    if (budget < 0) return true;
+    for (std::int64_t i = 0; i < l_.shape[a]; ++i) {
+      for (std::int64_t j = 0; j < l_.shape[b]; ++j) {
+        const std::int64_t rest = off - i * l_.stride[a] - j * l_.stride[b];
+        if (l_.stride[c] == 0 || l_.shape[c] == 1) {
+          if (rest == 0) return true;
+        } else if (rest % l_.stride[c] == 0 && rest / l_.stride[c] >= 0 &&
+                   rest / l_.stride[c] < l_.shape[c]) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+ private:
+  // Injective: by stride, largest first. Otherwise: by extent, largest first.
+  std::int64_t key(int axis) const noexcept {
+    return injective_ ? l_.stride[axis] : l_.shape[axis];
+  }
+
+  const Layout& l_;
+  bool injective_;
+  std::array<int, kRank> order_{0, 1, 2};
+};
+
+// Whether two layouts' elements share a byte: `a` of `bits_a`-bit elements at `base_a`, `b`
+// likewise. Enumerates the smaller layout's elements and asks the larger one for the few
+// offsets whose bytes could meet each (elements of different widths, bases that differ by
+// part of an element, fp4 nibbles sharing a byte: all exact).
+bool share_bytes(int bits_a, const Layout& a, std::intptr_t base_a, int bits_b, const Layout& b,
+                 std::intptr_t base_b) noexcept {
+  const bool a_small = a.element_count() <= b.element_count();
+  const Layout& small = a_small ? a : b;
+  const Layout& large = a_small ? b : a;
+  const std::int64_t bits_s = a_small ? bits_a : bits_b;
+  const std::int64_t bits_l = a_small ? bits_b : bits_a;
+  if (bits_s <= 0 || bits_l <= 0) return true;
+  const ByteReach rs = byte_reach(DataType::kInt8, small);
+  const ByteReach rl = byte_reach(DataType::kInt8, large);
+  if (std::max({-rs.low, rs.high, -rl.low, rl.high}) > kMaxExactReach / 8) return true;
+  const std::int64_t diff = a_small ? base_a - base_b : base_b - base_a;  // small - large
+  std::int64_t budget = kMaxExactSteps;
+  const Reach reach(large);
   for (std::int64_t i0 = 0; i0 < small.shape[0]; ++i0) {
     for (std::int64_t i1 = 0; i1 < small.shape[1]; ++i1) {
       for (std::int64_t i2 = 0; i2 < small.shape[2]; ++i2) {
-        const std::int64_t off =
-            i0 * small.stride[0] + i1 * small.stride[1] + i2 * small.stride[2] - shift;
-        if (off >= 0 && reaches(large, off)) return true;
+        const std::int64_t o = i0 * small.stride[0] + i1 * small.stride[1] + i2 * small.stride[2];
+        // The element's bytes, from the larger layout's base.
+        const std::int64_t lo = diff + floor_div(o * bits_s, 8);
+        const std::int64_t hi = diff + floor_div((o + 1) * bits_s + 7, 8);
+        for (std::int64_t c = floor_div(lo * 8, bits_l); c * bits_l < hi * 8; ++c) {
+          if (floor_div((c + 1) * bits_l + 7, 8) <= lo) continue;
+          if (reach.has(c, budget)) return true;
+        }
+        if (--budget < 0) return true;
       }
     }
   }
   return false;
 }
 
-// An aux read in place of an output of the same layout is fine: each element is read by the
-// thread that then writes it.
+std::intptr_t address(const void* p) noexcept {
+  return static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(p));
+}
+
+// [lo, hi) in addresses, saturating at the ends of the address space.
+ByteRange range_of(const void* data, const ByteReach& reach, int role) noexcept {
+  const auto base = reinterpret_cast<std::uintptr_t>(data);
+  const auto down = static_cast<std::uintptr_t>(-reach.low);
+  const auto up = static_cast<std::uintptr_t>(reach.high);
+  return {down > base ? 0 : base - down, up > UINTPTR_MAX - base ? UINTPTR_MAX : base + up, role};
+}
+
+bool ranges_meet(const ByteRange& a, const ByteRange& b) noexcept {
+  return a.lo < b.hi && b.lo < a.hi;
+}
+
+// An aux read in place of a dense output of the same layout is fine: each element is read
+// by the thread that then writes it. Not so a tap or a quantized output, whose elements are
+// written after the whole reduction or block was read.
 bool in_place(const RoleFacts& w, const RoleLayout& lw, const void* dw, const RoleFacts& r,
               const RoleLayout& lr, const void* dr) noexcept {
-  return r.kind == ParamKind::kAux && dw == dr && w.data_type == r.data_type &&
-         lw.kernel == lr.kernel;
+  return w.kind == ParamKind::kOutput && r.kind == ParamKind::kAux && dw == dr &&
+         w.data_type == r.data_type && lw.kernel == lr.kernel;
 }
 
 // The first role whose memory written role `w` meets, or -1. Address ranges first, over
 // one compact array: the exact test runs only for ranges that meet.
 int overlapped_by(const Recipe& recipe, const CallView& view, int w) noexcept {
-  const auto& spans = view.layout->span_bytes;
-  const auto lo = reinterpret_cast<std::uintptr_t>(view.data[w]);
-  const auto hi = lo + static_cast<std::uintptr_t>(spans[w]);
+  const auto& reach = view.layout->reach;
+  const ByteRange rw = range_of(view.data[w], reach[w], w);
   for (int r = 0; r < view.layout->role_count; ++r) {
-    const auto lo_r = reinterpret_cast<std::uintptr_t>(view.data[r]);
-    if (hi <= lo_r || lo_r + static_cast<std::uintptr_t>(spans[r]) <= lo || r == w) continue;
-    const auto& rw = recipe.roles[w];
-    const auto& rr = recipe.roles[r];
-    if (rr.slot == rw.slot || view.data[r] == nullptr) continue;
+    if (r == w || view.data[r] == nullptr) continue;
+    if (!ranges_meet(rw, range_of(view.data[r], reach[r], r))) continue;
+    const auto& fw = recipe.roles[w];
+    const auto& fr = recipe.roles[r];
+    if (fr.slot == fw.slot) continue;
     const auto& lw = view.layout->roles[w];
     const auto& lr = view.layout->roles[r];
-    if (in_place(rw, lw, view.data[w], rr, lr, view.data[r])) continue;
-    if (share_elements(rw, lw, view.data[w], rr, lr, view.data[r])) return r;
+    if (in_place(fw, lw, view.data[w], fr, lr, view.data[r])) continue;
+    if (share_bytes(bits_of(fw.data_type), lw.given, address(view.data[w]), bits_of(fr.data_type),
+                    lr.given, address(view.data[r]))) {
+      return r;
+    }
   }
   return -1;
 }
@@ -113,8 +191,7 @@ int buffer_overlap_violation(const Recipe& recipe, const CallView& view) noexcep
   std::size_t count = 0;
   for (int i = 0; i < view.layout->role_count; ++i) {
     if (view.data[i] == nullptr) continue;  // never overlaps: the pairwise search skips it
-    const auto lo = reinterpret_cast<std::uintptr_t>(view.data[i]);
-    ranges[count++] = {lo, lo + static_cast<std::uintptr_t>(view.layout->span_bytes[i]), i};
+    ranges[count++] = range_of(view.data[i], view.layout->reach[i], i);
   }
   for (std::uint32_t candidates = meeting_roles(std::span(ranges.data(), count)); candidates != 0;
        candidates &= candidates - 1) {
@@ -128,10 +205,44 @@ std::string buffer_overlap_explain(const Recipe& recipe, const CallView& view, i
   const int other = overlapped_by(recipe, view, role);
   return fmt::format(
       "buffer_overlap: {}: {} at {} shares memory with {} {} at {}; legal: "
-      "written buffers disjoint from every other buffer (an aux may alias an "
-      "output of the same layout, read in place)",
+      "written buffers share no byte with any other buffer, read or written (an aux may "
+      "alias a dense output of the same layout, read in place)",
       who(recipe.roles[role]), seen(view.layout->roles[role]), view.data[role],
       who(recipe.roles[other]), seen(view.layout->roles[other]), view.data[other]);
+}
+
+// --- workspace_overlap ------------------------------------------------------------------
+
+namespace {
+// The workspace bytes this call's kernel reads and writes, as a layout of bytes.
+Layout workspace_bytes_layout(std::uint64_t bytes) noexcept {
+  const auto n = static_cast<std::int64_t>(bytes);
+  return {{1, 1, n}, {n, n, 1}};
+}
+}  // namespace
+
+int workspace_overlap_violation(const Recipe& recipe, const CallView& view) noexcept {
+  const std::uint64_t needed = view.layout->workspace.bytes;
+  if (needed == 0 || view.workspace == nullptr || needed > view.workspace_bytes ||
+      needed > static_cast<std::uint64_t>(kMaxExactReach)) {
+    return -1;  // none is used, or the workspace rule refused it
+  }
+  const Layout ws = workspace_bytes_layout(needed);
+  const ByteRange rws = range_of(view.workspace, {0, static_cast<std::int64_t>(needed)}, 0);
+  return first_role(view, [&](int i) {
+    if (view.data[i] == nullptr) return false;
+    if (!ranges_meet(rws, range_of(view.data[i], view.layout->reach[i], i))) return false;
+    return share_bytes(8, ws, address(view.workspace), bits_of(recipe.roles[i].data_type),
+                       view.layout->roles[i].given, address(view.data[i]));
+  });
+}
+
+std::string workspace_overlap_explain(const Recipe& recipe, const CallView& view, int role) {
+  return fmt::format(
+      "workspace_overlap: {}: {} at {} shares memory with the workspace's {} bytes at {}; "
+      "legal: a workspace that shares no byte with any buffer of the call",
+      who(recipe.roles[role]), seen(view.layout->roles[role]), view.data[role],
+      view.layout->workspace.bytes, view.workspace);
 }
 
 // --- output_aliasing --------------------------------------------------------------------

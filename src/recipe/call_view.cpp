@@ -1,5 +1,6 @@
 #include "recipe/call_view.h"
 
+#include "graph/checked_math.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -34,16 +35,17 @@ int k_axis(const RoleFacts& role) {
   return -1;
 }
 
-Layout kernel_layout(const RoleFacts& role, const Layout& given, bool is_view,
-                     std::int64_t problem_k) {
-  if (is_identity(role.kernel_axes)) return given;
-  const bool declared = !is_view || given == role.declared;
+// Whether a buffer is read in declared axis order (and permuted into kernel order) rather
+// than given in kernel order already.
+bool reads_declared(const RoleFacts& role, const Layout& given, bool is_view,
+                    std::int64_t problem_k) {
+  if (!is_view || given == role.declared) return true;
   const int ka = k_axis(role);
-  if (declared || ka < 0 || problem_k < 0) return given.permuted(role.kernel_axes);
+  if (ka < 0 || problem_k < 0) return true;
   const std::int64_t k = expected_extent(role.shape[ka], {1, 1, 1, problem_k});
   const bool declared_fits = given.shape[role.kernel_axes[ka]] == k;
   const bool kernel_fits = given.shape[ka] == k;
-  return (kernel_fits && !declared_fits) ? given : given.permuted(role.kernel_axes);
+  return !(kernel_fits && !declared_fits);
 }
 
 }  // namespace
@@ -58,7 +60,22 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
     case Extent::kK: extent = p.k; break;
     case Extent::kFixed: return rule.fixed;
   }
-  return (extent + rule.divisor - 1) / rule.divisor;
+  return extent <= 0 ? extent : ceil_div(extent, rule.divisor);
+}
+
+ByteReach byte_reach(DataType type, const Layout& layout) noexcept {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  for (int i = 0; i < kRank; ++i) {
+    if (layout.shape[i] <= 0) return {};
+    const std::int64_t reach = saturating_mul(layout.shape[i] - 1, layout.stride[i]);
+    (reach < 0 ? low : high) = saturating_add(reach < 0 ? low : high, reach);
+  }
+  // Element e covers bits [e * bits, (e + 1) * bits): floor and ceil to whole bytes.
+  const std::int64_t bits = bits_of(type);
+  const std::int64_t low_bits = saturating_mul(low, bits);
+  return {low_bits == kSaturatedNegative ? low_bits : low_bits / 8 - (low_bits % 8 != 0),
+          bytes_of(type, saturating_add(high, 1))};
 }
 
 void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& layout) noexcept {
@@ -70,6 +87,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
   bool have_n = false;
   std::int64_t batch = 1;
   int operands = 0;
+  std::array<bool, kMaxRoles> operand_declared{};
   for (int i = 0; i < layout.role_count; ++i) {
     const RoleFacts& role = recipe.roles[i];
     const BoundPack::Buffer& buffer = pack[role.slot];
@@ -77,8 +95,18 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     rl.rank = buffer.is_view ? buffer.rank : kRank;
     rl.data_type = buffer.data_type;
     rl.given = given_layout(role, buffer);
-    rl.kernel = kernel_layout(role, rl.given, buffer.is_view, k);
-    layout.span_bytes[i] = bytes_of(role.data_type, rl.given.span());
+    // A block scale is read in the order its operand is read: its own block counts cannot
+    // tell the orders apart wherever ceil(N / 128) == ceil(K / 128).
+    bool declared = reads_declared(role, rl.given, buffer.is_view, k);
+    if (role.kind == ParamKind::kOperand) {
+      operand_declared[role.index] = declared;
+    } else if (role.kind == ParamKind::kOperandScale && buffer.is_view &&
+               !(rl.given == role.declared)) {
+      declared = operand_declared[role.index];
+    }
+    rl.kernel =
+        is_identity(role.kernel_axes) || !declared ? rl.given : rl.given.permuted(role.kernel_axes);
+    layout.reach[i] = byte_reach(role.data_type, rl.given);
     if (role.kind != ParamKind::kOperand) continue;
     ++operands;
     batch = std::max(batch, rl.kernel.shape[0]);

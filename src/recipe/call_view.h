@@ -18,6 +18,15 @@ namespace fusedgemm::recipe {
 // kernels::kMaxKernelBuffers, a build rule); a fallback plan's are its caller buffers.
 inline constexpr int kMaxRoles = 32;
 
+// Bytes from a base address: [low, high).
+struct ByteReach {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+
+// The bytes a layout of `type` elements reaches from its base; {0, 0} when it is empty.
+ByteReach byte_reach(DataType type, const Layout& layout) noexcept;
+
 // What a role's buffer looks like in one call. Fixed once a pack is bound.
 struct RoleLayout {
   int rank = kRank;                        // as the caller gave it
@@ -32,9 +41,10 @@ struct CallLayout {
   fusion::ProblemShape problem;
   int role_count = 0;
   std::array<RoleLayout, kMaxRoles> roles;
-  // Bytes from each role's base to past its last element; kept apart from `roles` so the
-  // per-call overlap check walks one small array.
-  std::array<std::int64_t, kMaxRoles> span_bytes{};
+  // The bytes each role's elements reach, [low, high) from its base (low < 0 where a
+  // negative stride reads below it), saturating; kept apart from `roles` so the per-call
+  // overlap check walks one small array.
+  std::array<ByteReach, kMaxRoles> reach{};
   // Where the taps' counters and partials lie for this problem, and the bytes they need.
   WorkspaceLayout workspace;
 };

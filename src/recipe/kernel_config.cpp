@@ -1,5 +1,7 @@
 #include "recipe/kernel_config.h"
 
+#include "graph/checked_math.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -66,10 +68,6 @@ std::string_view split_name(ConsumerSplit split) {
     case ConsumerSplit::kPingPong: return "ping-pong";
   }
   return "?";
-}
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
 }
 
 bool block_scaled(const fusion::FusionProgram& program) {

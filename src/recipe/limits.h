@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fusedgemm/data_type.h"
+#include "fusedgemm/layout.h"
 
 namespace fusedgemm::recipe {
 
@@ -15,6 +16,15 @@ inline constexpr std::int64_t kTmaGranuleBytes = 16;
 // The contiguous extent of a TMA-read buffer must be a multiple of this many elements:
 // 16 bytes, i.e. 8 for bf16, 16 for fp8, 32 for fp4 (packed two to a byte).
 std::int64_t contiguous_extent_modulus(DataType type);
+
+// The first axis of `layout` other than `contiguous_axis` (extent > 1 only) whose stride a
+// TMA descriptor cannot take: negative (TMA strides are unsigned), 0 below the batch (a
+// batch of stride 0 is a broadcast the kernel reads at batch 0; anywhere else it would need a
+// stride the descriptor does not have), or not a multiple of contiguous_extent_modulus(type)
+// elements (16 bytes). In elements, not bytes: an odd fp4 stride is half a byte, which
+// counting whole bytes would round away. -1 when every stride is legal. The support gate
+// (declared layouts) and the stride_alignment call rule (kernel layouts) both ask this.
+int misaligned_stride_axis(DataType type, const Layout& layout, int contiguous_axis);
 
 // Bytes spanned by `elements` elements of `type` (fp4 packs two per byte, rounding up).
 std::int64_t bytes_of(DataType type, std::int64_t elements);

@@ -68,11 +68,6 @@ std::string to_string(const Recipe& recipe) {
     }
     out += "\n";
   }
-  for (const auto& group : recipe.layout_groups) {
-    std::vector<std::string> names;
-    for (int role : group) names.push_back(fmt::format("'{}'", recipe.roles[role].name));
-    out += fmt::format("layout group: {}\n", fmt::join(names, ", "));
-  }
   out += fmt::format("workspace: {} bytes{}\n", workspace_bytes(recipe, recipe.program->problem),
                      unfused ? "" : " for the declared problem (grows with the call's tiles)");
   return out;

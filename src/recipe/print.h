@@ -1,5 +1,5 @@
 // The readable recipe: roles with their shape rules, majors and alignment, the argument
-// plan, layout groups and workspace. `fusedgemm explain` and Plan::describe print it.
+// plan and workspace. `fusedgemm explain` and Plan::describe print it.
 #pragma once
 
 #include <string>

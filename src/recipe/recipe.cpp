@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <fmt/format.h>
-
-#include "kernels/kernel_args.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -44,17 +41,10 @@ class RecipeBuilder {
     for (std::size_t i = 0; i < p.quantized_outputs.size(); ++i) {
       add_quantized(static_cast<int>(i));
     }
-    if (recipe_.roles.size() > static_cast<std::size_t>(kernels::kMaxKernelBuffers)) {
-      return Status(ErrorCode::kDeclined,
-                    fmt::format("kernel_buffer_count: graph '{}' needs {} kernel parameters; "
-                                "legal: at most {}",
-                                p.graph_name, recipe_.roles.size(), kernels::kMaxKernelBuffers));
-    }
     for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
       auto& slot = recipe_.slots[recipe_.roles[i].slot];
       if (slot.first_role < 0) slot.first_role = static_cast<int>(i);
     }
-    add_layout_groups();
     return std::move(recipe_);
   }
 
@@ -159,23 +149,6 @@ class RecipeBuilder {
     s.batch = v.batch;
     s.alignment_bytes = kTmaGranuleBytes;
     s.written = true;
-  }
-
-  // The same operand role of several GEMMs is walked by one tile loop with one set of
-  // strides, so those buffers must share a layout in every call.
-  void add_layout_groups() {
-    for (Role role : {Role::kA, Role::kB}) {
-      std::vector<int> group;
-      std::vector<int> seen_slots;
-      for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
-        const auto& r = recipe_.roles[i];
-        if (r.kind != ParamKind::kOperand || r.role != role) continue;
-        if (std::find(seen_slots.begin(), seen_slots.end(), r.slot) != seen_slots.end()) continue;
-        seen_slots.push_back(r.slot);
-        group.push_back(static_cast<int>(i));
-      }
-      if (group.size() > 1) recipe_.layout_groups.push_back(group);
-    }
   }
 
   Recipe recipe_;

@@ -80,15 +80,14 @@ struct Recipe {
   KernelConfig config;
   std::vector<RoleFacts> roles;  // argument-plan order
   std::vector<Slot> slots;       // one per buffer of the program, in its buffer order
-  // Roles (indices) that must share one layout: the same role of several GEMMs.
-  std::vector<std::vector<int>> layout_groups;
   // The workspace a call needs depends on its problem: recipe/workspace.h. An unfused
   // engine keeps its intermediate values in the first `engine_workspace_bytes` of it.
   std::uint64_t engine_workspace_bytes = 0;
 };
 
-// Reads the fusion program and the kernel configuration into a recipe; fails with
-// kDeclined when the program needs more kernel parameters than a kernel has.
+// Reads the fusion program and the kernel configuration into a recipe.
+// @pre the program passed the support gate: its kernel_buffer_count row is the one check
+// that the roles fit KernelArgs::buffers.
 Result<Recipe> make_recipe(std::shared_ptr<const fusion::FusionProgram> program,
                            const KernelConfig& config);
 

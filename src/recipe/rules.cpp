@@ -181,10 +181,14 @@ std::string block_scale_explain(const FusionProgram& p, int item) {
 
 // --- tma_contiguous_extent --------------------------------------------------------------
 
+// The operand's unit-stride axis in declared order: B is declared (b, K, N).
+int declared_contiguous_axis(const Operand& op) {
+  const bool k_major = op.major == Major::kK;
+  return (op.role == Role::kA) == k_major ? 2 : 1;
+}
+
 std::int64_t contiguous_extent(const FusionProgram& p, const Operand& op) {
-  const auto& shape = buffer(p, op.buffer).layout.shape;
-  const bool axis2 = (op.role == Role::kA) == (op.major == Major::kK);
-  return axis2 ? shape[2] : shape[1];
+  return buffer(p, op.buffer).layout.shape[declared_contiguous_axis(op)];
 }
 
 int contiguous_extent_violation(const FusionProgram& p) noexcept {
@@ -205,17 +209,9 @@ std::string contiguous_extent_explain(const FusionProgram& p, int item) {
 
 // --- tma_stride_alignment ---------------------------------------------------------------
 
-// A stride is checked in elements against the 16-byte modulus rather than in bytes: for
-// fp4 an odd element stride is half a byte, which rounding to whole bytes would hide.
 int misaligned_stride_axis(const FusionProgram& p, const Operand& op) {
   const auto& b = buffer(p, op.buffer);
-  for (int axis = 0; axis < kRank; ++axis) {
-    if (b.layout.shape[axis] > 1 && b.layout.stride[axis] != 1 &&
-        b.layout.stride[axis] % contiguous_extent_modulus(b.data_type) != 0) {
-      return axis;
-    }
-  }
-  return -1;
+  return recipe::misaligned_stride_axis(b.data_type, b.layout, declared_contiguous_axis(op));
 }
 
 int stride_alignment_violation(const FusionProgram& p) noexcept {
@@ -233,8 +229,9 @@ std::string stride_alignment_explain(const FusionProgram& p, int item) {
   const std::string bytes =
       bits % 8 == 0 ? fmt::format("{}", bits / 8) : fmt::format("{}.5", bits / 8);
   return fmt::format(
-      "tma_stride_alignment: {}: stride {} on axis {} is {} bytes of {}; legal: every non-unit "
-      "stride a multiple of {} elements ({} bytes)",
+      "tma_stride_alignment: {}: stride {} on axis {} is {} bytes of {}; legal: every stride "
+      "but the unit one positive (a batch stride may be 0, a broadcast) and a multiple of {} "
+      "elements ({} bytes)",
       role_tensor(p, op.role, op.buffer), stride, axis, bytes, to_string(b.data_type),
       contiguous_extent_modulus(b.data_type), kTmaGranuleBytes);
 }
@@ -437,15 +434,18 @@ constexpr std::array kRules = {
                 "the contiguous extent of TMA-read roles is 16-byte aligned"),
     FG_CALL_ROW(stride_alignment, false,
                 "non-unit strides of TMA-read roles are 16-byte multiples"),
+    FG_CALL_ROW(tma_limits, false,
+                "TMA-read roles: every extent at most 2^32, every byte stride below 2^40"),
     FG_CALL_ROW(
         alignment, true,
         "base addresses aligned (operands, outputs, scales 16 B; taps 4 B; aux one element)"),
     FG_CALL_ROW(output_aliasing, false, "no output or tap layout reaches one element twice"),
-    FG_CALL_ROW(buffer_overlap, true, "written buffers share no memory with any other buffer"),
-    FG_CALL_ROW(layout_group, false, "the same role of several matmuls shares one layout"),
+    FG_CALL_ROW(buffer_overlap, true, "written buffers share no byte with any other buffer"),
     FG_CALL_ROW(scale_layout, false, "block scales are one dense run"),
     FG_CALL_ROW(workspace, true,
                 "with taps, a 16-byte aligned workspace of Plan::workspace_bytes(pack) bytes"),
+    FG_CALL_ROW(workspace_overlap, true,
+                "the workspace bytes a call uses share no byte with any buffer of the call"),
 #undef FG_CALL_ROW
 };
 

@@ -1,17 +1,31 @@
 #include "recipe/workspace.h"
 
+#include "graph/checked_math.h"
 #include "recipe/call_view.h"
 
 namespace fusedgemm::recipe {
 namespace {
 
 std::uint64_t round_up(std::uint64_t bytes) {
+  if (bytes > UINT64_MAX - kWorkspaceAlignmentBytes) return UINT64_MAX;
   return (bytes + kWorkspaceAlignmentBytes - 1) / kWorkspaceAlignmentBytes *
          kWorkspaceAlignmentBytes;
 }
 
 std::uint64_t tiles(std::int64_t extent, int tile) {
-  return extent <= 0 ? 0 : static_cast<std::uint64_t>((extent + tile - 1) / tile);
+  return extent <= 0 ? 0 : static_cast<std::uint64_t>(ceil_div(extent, tile));
+}
+
+// a * b, saturating: a call's tiles can be any count until the grid_extent rule refuses it,
+// and a saturated size then fails the workspace rule instead of wrapping to a small one.
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
 // The floats one unit's partial holds: what its warpgroup's reduction leaves (codegen's
@@ -46,13 +60,15 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
     // The kernel tells the axes apart by the call's tap extents (kernels/tap_commit.cuh,
     // tap_group); an axis declared wider but 1 in this call has one tile either way.
     for (int axis = 0; axis < 3; ++axis) {
-      (expected_extent(r.shape[axis], problem) == 1 ? t.group_ctas : t.groups) *= grid[axis];
+      auto& count = expected_extent(r.shape[axis], problem) == 1 ? t.group_ctas : t.groups;
+      count = mul(count, grid[axis]);
     }
     t.slot_floats = slot_floats(r, recipe.config);
     t.counters_bytes = bytes;
-    bytes = round_up(bytes + t.groups * sizeof(std::uint64_t));
+    bytes = round_up(add(bytes, mul(t.groups, sizeof(std::uint64_t))));
     t.partials_bytes = bytes;
-    bytes = round_up(bytes + t.groups * t.group_ctas * t.slot_floats * sizeof(float));
+    bytes =
+        round_up(add(bytes, mul(mul(mul(t.groups, t.group_ctas), t.slot_floats), sizeof(float))));
     if (t.group_ctas > layout.largest_group_ctas) layout.largest_group_ctas = t.group_ctas;
   }
   layout.bytes = bytes;

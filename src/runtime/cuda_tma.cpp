@@ -2,6 +2,10 @@
 
 #include <cstdint>
 
+#include <fmt/format.h>
+
+#include "recipe/tma_global.h"
+
 namespace fusedgemm::runtime {
 namespace {
 
@@ -26,23 +30,29 @@ CUtensorMapDataType tma_type_of(std::uint32_t element_bytes) {
 
 Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs& args) {
   const kernels::BufferArg& b = args.buffers[plan.param];
+  Layout arg;
+  for (int axis = 0; axis < kRank; ++axis) {
+    arg.shape[axis] = b.shape[axis];
+    arg.stride[axis] = b.stride[axis];
+  }
+  const recipe::TmaGlobal g =
+      recipe::tma_global(arg, plan.axes, static_cast<int>(plan.element_bytes * 8));
+  // The call rules refuse every layout with a fault (stride_alignment, tma_limits).
+  if (g.fault != recipe::TmaFault::kNone) {
+    return Status(ErrorCode::kInternal,
+                  fmt::format("cuTensorMapEncodeTiled: kernel parameter {}: TMA dimension {} of "
+                              "{} cannot be encoded (fault {}); the call rules should have "
+                              "refused it",
+                              plan.param, g.fault_dim, to_string(arg), static_cast<int>(g.fault)));
+  }
   cuuint64_t dims[3];
   cuuint64_t strides[2];
   cuuint32_t box[3];
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  std::uint64_t span_bytes = plan.element_bytes;
   for (int j = 0; j < 3; ++j) {
-    const int axis = plan.axes[j];
-    dims[j] = static_cast<cuuint64_t>(b.shape[axis]);
+    dims[j] = static_cast<cuuint64_t>(g.dims[j]);
     box[j] = plan.box[j];
-    if (j > 0) {
-      // A broadcast axis (extent 1, stride 0) still needs a legal stride: the packed one.
-      const std::uint64_t stride =
-          b.stride[axis] != 0 ? static_cast<std::uint64_t>(b.stride[axis]) * plan.element_bytes
-                              : span_bytes;
-      strides[j - 1] = stride;
-    }
-    span_bytes = (j == 0 ? plan.element_bytes : strides[j - 1]) * dims[j];
+    if (j > 0) strides[j - 1] = static_cast<cuuint64_t>(g.stride_bytes[j - 1]);
   }
   const CUresult r = api.tensor_map_encode_tiled(
       reinterpret_cast<CUtensorMap*>(&args.tma[plan.slot]), tma_type_of(plan.element_bytes), 3,

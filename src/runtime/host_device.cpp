@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "recipe/tma_global.h"
 #include "runtime/host_math.h"
 #include "runtime/numeric.h"
 
@@ -108,7 +109,9 @@ class Interpreter {
   Interpreter(const HostKernel& kernel, kernels::KernelArgs& args)
       : p_(*kernel.program), ix_(kernel.index), args_(args) {}
 
-  void run() {
+  // Fails as the CUDA device's encode would, for an operand no descriptor can describe.
+  Status run() {
+    FG_TRY(read_operands_through_tma());
     values_.resize(p_.epilogue.size());
     accumulators_.resize(p_.gemms.size());
     quantize_input_.resize(p_.quantized_outputs.size());
@@ -121,10 +124,55 @@ class Interpreter {
     }
     finish_taps();
     quantize();
+    return Status::ok();
   }
 
  private:
   const BufferArg& arg(int param) const { return args_.buffers[param]; }
+
+  // Operands are read as the GPU's TMA reads them: through the descriptor's dims and
+  // strides (recipe::tma_global, shared with the CUDA device's encode), batch coordinate 0
+  // where the batch is 1, elements past a dim read as zero (OOB_FILL_NONE).
+  struct TmaRead {
+    recipe::TmaGlobal global;
+    std::array<int, 3> axes{};
+  };
+
+  Status read_operands_through_tma() {
+    tma_.resize(p_.operands.size());
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) {
+      const BufferArg& a = arg(ix_.operand[o]);
+      Layout layout;
+      for (int axis = 0; axis < kRank; ++axis) {
+        layout.shape[axis] = a.shape[axis];
+        layout.stride[axis] = a.stride[axis];
+      }
+      tma_[o].axes = recipe::tma_axes(p_.operands[o].major == fusion::Major::kK ? 2 : 1);
+      tma_[o].global =
+          recipe::tma_global(layout, tma_[o].axes, bits_of(type_of(p_.operands[o].buffer)));
+      if (tma_[o].global.fault != recipe::TmaFault::kNone) {
+        return Status(ErrorCode::kInternal,
+                      fmt::format("host device: operand '{}': TMA dimension {} of {} cannot be "
+                                  "encoded; the call rules should have refused it",
+                                  p_.buffers[p_.operands[o].buffer].name, tma_[o].global.fault_dim,
+                                  to_string(layout)));
+      }
+    }
+    return Status::ok();
+  }
+
+  // Operand `o` at kernel index (b, mn, k), as TMA delivers it.
+  double operand_at(int o, std::int64_t b, std::int64_t mn, std::int64_t k) const {
+    const TmaRead& t = tma_[o];
+    const std::int64_t index[3] = {t.global.dims[2] == 1 ? 0 : b, mn, k};
+    std::int64_t off = 0;
+    for (int j = 0; j < 3; ++j) {
+      const std::int64_t c = index[t.axes[j]];
+      if (c >= t.global.dims[j]) return 0.0;
+      off += c * t.global.stride_elems[j];
+    }
+    return numeric::load_double(type_of(p_.operands[o].buffer), arg(ix_.operand[o]).data, off);
+  }
 
   DataType type_of(int buffer) const { return p_.buffers[buffer].data_type; }
 
@@ -144,14 +192,10 @@ class Interpreter {
 
   float dot(int gemm, std::int64_t b, std::int64_t m, std::int64_t n) const {
     const auto& g = p_.gemms[gemm];
-    const BufferArg& a = arg(ix_.operand[g.a]);
-    const BufferArg& bb = arg(ix_.operand[g.b]);
-    const DataType ta = type_of(p_.operands[g.a].buffer);
-    const DataType tb = type_of(p_.operands[g.b].buffer);
     double sum = 0.0;
     for (std::int64_t k = 0; k < args_.k; ++k) {
-      sum += numeric::load_double(ta, a.data, offset(a, b, m, k)) * scale(g.a, b, m, k) *
-             numeric::load_double(tb, bb.data, offset(bb, b, n, k)) * scale(g.b, b, n, k);
+      sum += operand_at(g.a, b, m, k) * scale(g.a, b, m, k) * operand_at(g.b, b, n, k) *
+             scale(g.b, b, n, k);
     }
     return static_cast<float>(sum);
   }
@@ -279,6 +323,7 @@ class Interpreter {
   std::vector<float> values_;
   std::vector<float> accumulators_;
   std::vector<std::vector<float>> quantize_input_;
+  std::vector<TmaRead> tma_;
 };
 
 }  // namespace
@@ -307,11 +352,10 @@ Status HostDevice::launch(const LoadedKernel& kernel, const LaunchConfig&,
                   "host device: launch of a kernel another device loaded");
   }
   try {
-    Interpreter(*host, args).run();
+    return Interpreter(*host, args).run();
   } catch (const std::bad_alloc&) {
     return Status(ErrorCode::kUnavailable, "host device: out of host memory for the launch");
   }
-  return Status::ok();
 }
 
 }  // namespace fusedgemm::runtime

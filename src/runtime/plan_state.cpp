@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "recipe/rules.h"
+#include "recipe/tma_global.h"
 
 namespace fusedgemm::runtime {
 namespace {
@@ -58,6 +60,12 @@ PlanState::PlanState(Engine engine_, std::optional<Decline> declined_,
       epoch(std::make_unique<std::atomic<std::uint64_t>>(random_bits())),
       id(random_bits()) {}
 
+// The pack errors (pack_unknown_tensor, pack_duplicate_tensor, pack_view_strides, and
+// bound_pack below) are not rows of the rule table on purpose: a rule judges a call, role by
+// role, and these keys or views name no role of the plan (an unknown name), give one role two
+// buffers, or have no rank to re-label, so there is no call to judge and none to defer; they
+// are refused by bind() (and by execute, which binds) before any rule runs, with the rule-
+// shaped message "<id>: ...; legal: ...", and counted nowhere, as a malformed argument is.
 Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   BoundPack bound;
   bound.buffers_.resize(recipe.slots.size());
@@ -101,6 +109,25 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   }
   bound.call_ = make_bound_call(bound);
   return bound;
+}
+
+std::optional<Decline> PlanState::declared_call_decline() const {
+  VariantPack pack;
+  // Any non-null addresses: the layout-only rows judged at bind never read them.
+  static constexpr std::uintptr_t kSomeAddress = 1u << 20;
+  for (std::size_t i = 0; i < recipe.slots.size(); ++i) {
+    pack.set(recipe.slots[i].uid,
+             BufferView::address(reinterpret_cast<void*>(kSomeAddress * (i + 1))));
+  }
+  auto bound = bind(pack);
+  if (!bound) return Decline{"declared_call", bound.status().message()};
+  const BoundCall& call = *bound->call_;
+  if (call.layout_row < 0) return std::nullopt;
+  recipe::CallView view;
+  view.layout = &call.layout;
+  resolve_addresses(bound.value(), {}, view);
+  const auto& row = recipe::rule_table()[call.layout_row];
+  return Decline{std::string(row.id), row.call_explain(recipe, view, call.layout_role)};
 }
 
 Result<std::uint64_t> PlanState::workspace_bytes(const BoundPack& pack) const {
@@ -250,12 +277,12 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
                          static_cast<long long>(t.slot_floats)};
   }
   for (int i = 0; i < layout.role_count; ++i) {
-    const auto& k = layout.roles[i].kernel;
+    const Layout k = recipe::kernel_arg_layout(layout.roles[i].kernel);
     auto& b = args.buffers[i];
     b.data = const_cast<void*>(view.data[i]);
     for (int axis = 0; axis < kRank; ++axis) {
       b.shape[axis] = k.shape[axis];
-      b.stride[axis] = k.shape[axis] == 1 ? 0 : k.stride[axis];
+      b.stride[axis] = k.stride[axis];
     }
   }
 }
@@ -264,15 +291,15 @@ LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::Pro
                            unsigned resident_ctas) noexcept {
   LaunchConfig launch;
   const auto tiles = [](std::int64_t extent, int tile) {
-    return extent <= 0 ? 0 : (extent + tile - 1) / tile;
+    return extent <= 0 ? 0 : ceil_div(extent, tile);
   };
   const std::int64_t cluster = std::max(1, config.cluster_ctas());
-  const std::int64_t rows =
-      (tiles(problem.m, config.tile_m) + config.cluster_m - 1) / config.cluster_m;
-  const std::int64_t cols =
-      (tiles(problem.n, config.tile_n) + config.cluster_n - 1) / config.cluster_n;
-  // Cluster tiles of the call; the grid_extent rule keeps the product in range.
-  const std::int64_t cluster_tiles = std::max<std::int64_t>(0, problem.batch) * rows * cols;
+  const std::int64_t rows = ceil_div(tiles(problem.m, config.tile_m), config.cluster_m);
+  const std::int64_t cols = ceil_div(tiles(problem.n, config.tile_n), config.cluster_n);
+  // Cluster tiles of the call. Bound packs are configured before the grid_extent rule refuses
+  // a call, so the product saturates rather than wraps.
+  const std::int64_t cluster_tiles =
+      saturating_mul(saturating_mul(std::max<std::int64_t>(0, problem.batch), rows), cols);
   // Persistent: one CTA per resident slot, never more clusters than tiles, at least one
   // cluster (an empty problem launches one that finds no tile).
   // (The host device runs any grid; its launch is sized by the tiles, within CUDA's x limit.)

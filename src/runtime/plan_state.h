@@ -49,6 +49,10 @@ struct PlanState {
   Status execute(const BoundPack& pack, const Workspace& workspace, Stream stream) const;
   Verdict explain(const BoundPack& pack, const Workspace& workspace) const;
   Result<BoundPack> bind(const VariantPack& pack) const;
+  // The first layout-only call rule that the declared call (every tensor a bare address,
+  // read as declared) breaks, as a decline naming that rule; nullopt when it breaks none.
+  // build() declines such a graph: a plan none of whose declared calls is legal is no plan.
+  std::optional<Decline> declared_call_decline() const;
   // The workspace a call with this pack needs (recipe/workspace.h).
   Result<std::uint64_t> workspace_bytes(const BoundPack& pack) const;
 

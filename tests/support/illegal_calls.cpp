@@ -145,6 +145,16 @@ const std::vector<IllegalCase>& illegal_cases() {
          // 63 fp4 values are 31.5 bytes: counting whole bytes (32) must not hide it.
          return Changes{{"A", view(c, "A", {1, 64, 64}, {64 * 63, 63, 1})}};
        }},
+      {"stride_alignment", "A", "A", "M stride 0", Flavor::kPlain, kPlain,
+       [](CallBuffers& c) {
+         // Every row the same: no TMA descriptor has that stride (only a batch may be 0).
+         return Changes{{"A", view(c, "A", {1, 72, 64}, {72 * 64, 0, 1})}};
+       }},
+      {"tma_limits", "A", "A", "batch stride 1099511627776", Flavor::kPlain, kBatched,
+       [](CallBuffers& c) {
+         // 2^40 elements of bf16 is 2^41 bytes, past globalStrides. Refused before any read.
+         return Changes{{"A", view(c, "A", {3, 40, 32}, {std::int64_t{1} << 40, 32, 1})}};
+       }},
       {"grid_extent", nullptr, nullptr, "M at most", Flavor::kPlain, kPlain,
        [](CallBuffers& c) {
          // Refused before any memory is touched, so views larger than the buffers are safe.
@@ -171,27 +181,6 @@ const std::vector<IllegalCase>& illegal_cases() {
       {"output_aliasing", "tap", "T_min", "[3, 1, 48]:[16, 48, 1]", Flavor::kTapsColumn, kBatched,
        [](CallBuffers& c) {
          return Changes{{"T_min", view(c, "T_min", {3, 1, 48}, {16, 48, 1})}};
-       }},
-      {"layout_group",
-       "B",
-       "B1",
-       "[1, 32, 48]:[1856, 1, 40]",
-       Flavor::kGatedMlp,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // B1 padded by 8 where B0 is dense: each legal, together not one layout.
-         return Changes{{"B0", view(c, "B0", {1, 32, 48}, {32 * 48, 1, 32})},
-                        {"B1", view(c, "B1", {1, 32, 48}, {1856, 1, 40})}};
-       }},
-      {"layout_group",
-       "A",
-       "A1",
-       "[1, 40, 32]:[1608, 40, 1]",
-       Flavor::kTapsOnlyMultiGemm,
-       {.batch = 1, .m = 40, .n = 48, .k = 32, .operand_pad = 8},
-       [](CallBuffers& c) {
-         // A0 read dense where A1 keeps its padded rows: each legal, together not one layout.
-         return Changes{{"A0", view(c, "A0", {1, 40, 32}, {1280, 32, 1})}};
        }},
       {"view_rank", "aux", "aux", "rank 4", Flavor::kAuxColumn, kPlain,
        [](CallBuffers& c) {

@@ -31,8 +31,8 @@ struct RandomGraphOptions {
   int max_pointwise = 10;      // random epilogue ops (guards such as exp(tanh(x)) add more)
   bool allow_declines = true;  // about one graph in five breaks one structure or build rule
   // Draw few enough aux inputs that operands, aux, outputs and taps fit the kernel's
-  // parameter limit (kernels::kMaxKernelBuffers). Past it, make_recipe fails the build with
-  // "kernel_buffer_count", a decline that is no rule of the table; false lets a sweep show it.
+  // parameter limit (kernels::kMaxKernelBuffers); false lets a sweep reach the gate's
+  // kernel_buffer_count decline.
   bool fit_kernel_buffers = true;
 };
 
