@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_int.h"
 #include "runtime/numeric.h"
 
 namespace fusedgemm::reference {
@@ -132,7 +133,13 @@ class Evaluator {
     return Status::ok();
   }
 
+  // Each running value is dropped after its last reader, so a chain of n nodes holds two
+  // at a time rather than n (a 10,000-node chain took 5 GB when every one was kept).
   void run() {
+    std::unordered_map<const TensorAttributes*, int> readers;
+    for (const Node& node : graph_.nodes()) {
+      for (const Tensor& t : node.inputs) ++readers[t.get()];
+    }
     for (const Node& node : graph_.nodes()) {
       switch (node.kind) {
         case NodeKind::kMatmul: matmul(node); break;
@@ -140,6 +147,9 @@ class Evaluator {
         case NodeKind::kReduction: reduction(node); break;
         case NodeKind::kBlockScaleDequantize: dequantize(node); break;
         case NodeKind::kBlockScaleQuantize: quantize(node); break;
+      }
+      for (const Tensor& t : node.inputs) {
+        if (--readers[t.get()] == 0) values_.erase(t.get());
       }
     }
   }
@@ -345,6 +355,36 @@ class Evaluator {
 
 }  // namespace
 
+Status check_reference_limits(const Graph& graph) {
+  std::int64_t multiply_adds = 0;
+  for (const Tensor& t : graph.tensors()) {
+    if (t->dims().size() != kRank) continue;  // unused by any node, so never evaluated
+    const auto count = checked::mul(checked::mul(t->dims()[0], t->dims()[1]), t->dims()[2]);
+    FG_CHECK(count && *count <= kMaxReferenceElements, ErrorCode::kInvalidArgument,
+             fmt::format("reference_tensor_elements: tensor '{}': dims {} hold {} values; "
+                         "legal: at most {} (2^28) values per tensor for the fp64 reference",
+                         t->name(), to_string(dims_of(*t)),
+                         count ? std::to_string(*count) : std::string("more than 2^63"),
+                         kMaxReferenceElements));
+  }
+  for (const Node& node : graph.nodes()) {
+    if (node.kind != NodeKind::kMatmul) continue;
+    const Dims out = dims_of(*node.outputs[0]);
+    const auto product =
+        checked::mul(checked::mul(checked::mul(out[0], out[1]), out[2]), node.inputs[0]->dims()[2]);
+    const auto work = product ? checked::add(*product, multiply_adds) : std::nullopt;
+    FG_CHECK(work && *work <= kMaxReferenceMultiplyAdds, ErrorCode::kInvalidArgument,
+             fmt::format("reference_multiply_adds: node '{}': output dims {} and K = {} bring "
+                         "the graph to {} multiply-adds; legal: at most {} (2^36) for the fp64 "
+                         "reference",
+                         node.name, to_string(out), node.inputs[0]->dims()[2],
+                         work ? std::to_string(*work) : std::string("more than 2^63"),
+                         kMaxReferenceMultiplyAdds));
+    multiply_adds = *work;
+  }
+  return Status::ok();
+}
+
 Result<const OutputValues*> Evaluation::find(std::int64_t uid) const {
   for (const OutputValues& out : outputs_) {
     if (out.uid == uid) return &out;
@@ -370,6 +410,7 @@ Result<Evaluation> evaluate(const Graph& graph, const HostTensors& inputs) {
            "reference_graph_not_validated: graph '" + graph.name() +
                "': the reference needs inferred dims, types and node order; legal: call "
                "validate() first and succeed");
+  FG_TRY(check_reference_limits(graph));
   Evaluator evaluator(graph);
   FG_TRY(evaluator.load_inputs(inputs));
   evaluator.run();
