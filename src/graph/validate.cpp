@@ -19,6 +19,17 @@ Status GraphValidator::finish() {
   return Status(ErrorCode::kInvalidGraph, fmt::format("{}", fmt::join(errors_, "\n")));
 }
 
+void GraphValidator::check_size() {
+  if (graph_.nodes_.size() > kMaxGraphNodes) {
+    error("graph_node_count: {} has {} nodes; legal: at most {} (2^20)", graph_label(),
+          graph_.nodes_.size(), kMaxGraphNodes);
+  }
+  if (graph_.tensors_.size() > kMaxGraphTensors) {
+    error("graph_tensor_count: {} has {} tensors; legal: at most {} (2^22)", graph_label(),
+          graph_.tensors_.size(), kMaxGraphTensors);
+  }
+}
+
 std::string GraphValidator::graph_label() const {
   return graph_.name_.empty() ? std::string("the graph") : fmt::format("graph '{}'", graph_.name_);
 }

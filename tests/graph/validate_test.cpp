@@ -130,6 +130,21 @@ TEST(GraphValidate, RefusesASpanPastTheAddressSpace) {
   EXPECT_TRUE(g.validate()) << g.validate().message();
 }
 
+// Issue 10: the size limits are rules with names, checked before any per-node work.
+TEST(GraphValidate, RefusesMoreNodesThanTheLimit) {
+  Graph g;
+  auto t = g.tensor(
+      TensorAttributes().set_name("A").set_dim({1, 1, 1}).set_data_type(DataType::kFloat32));
+  for (std::size_t i = 0; i <= kMaxGraphNodes; ++i) {
+    g.add_node(
+        {NodeKind::kPointwise, "", {t}, {t}, PointwiseAttributes().set_mode(PointwiseMode::kAbs)});
+  }
+  const Status s = g.validate();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidGraph);
+  EXPECT_EQ(s.message(),
+            "graph_node_count: the graph has 1048577 nodes; legal: at most 1048576 (2^20)");
+}
+
 TEST(GraphValidate, RefusesStridesOfAnotherRank) {
   Graph g;
   auto a = input(g, "A", {kBatch, kM, kK}, DataType::kBFloat16, {kM * kK, kK, 1, 1});
