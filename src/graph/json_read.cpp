@@ -191,7 +191,8 @@ Result<bool> read_bool(const At& at) {
 Status check_keys(const At& at, std::string_view what, std::span<const std::string_view> legal,
                   std::span<const std::string_view> more) {
   if (!at.json || !at.json->is_object()) return at.wrong(fmt::format("an object ({})", what));
-  for (const auto& [key, value] : at.json->items()) {
+  for (const auto& item : at.json->items()) {
+    const std::string& key = item.key();
     const auto known = [&](auto keys) { return std::ranges::find(keys, key) != keys.end(); };
     if (known(legal) || known(more)) continue;
     std::vector<std::string_view> names(legal.begin(), legal.end());
