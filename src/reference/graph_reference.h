@@ -12,8 +12,8 @@
 //   read at batch 0 for every b.
 // - pointwise: the modes of ops.h, inputs broadcast per axis (extent 1 against the
 //   result's extent). relu, gelu, silu and select as ops.h documents them; comparisons give
-//   1 or 0. max and min return NaN when either input is NaN (unlike std::fmax), so the
-//   oracle never hides a NaN.
+//   1 or 0. max and min, pow, NaN and saturation as docs/SEMANTICS.md defines them for every
+//   evaluator: max/min are C's fmax/fmin (a NaN operand gives the other), pow is C's pow.
 // - reduction: over the axes where the output's extent is 1 and the input's is larger.
 // - block_scale_dequantize: x[b, r, c] * scale[b, r / block_rows, c / block_cols].
 // - block_scale_quantize, per block: amax = max |x|; scale = amax / max_finite(y's type),
