@@ -426,10 +426,18 @@ void GraphValidator::poison(const Node& node) {
 // Sets an inferred result; a user-declared shape must agree with the inference.
 void GraphValidator::set_inferred(const Node& node, TensorAttributes& t, const Dimv& dims) {
   if (!t.dims_.empty() && t.dims_ != dims) {
+    // Either side may be the mistake (issue 10: a changed A read as a wrong output), so the
+    // message names the inputs the computed dims come from, with theirs.
+    std::vector<std::string> inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      inputs.push_back(fmt::format("{} '{}' {}", input_port_name(node.kind, i),
+                                   node.inputs[i]->name(), dims_str(node.inputs[i]->dims_)));
+    }
     error(
-        "tensor_dims_mismatch: tensor '{}': declared dims {} but node '{}' computes {}; "
-        "legal: {} or no declared dims",
-        t.name(), dims_str(t.dims_), node.name, dims_str(dims), dims_str(dims));
+        "tensor_dims_mismatch: tensor '{}': declared dims {} but node '{}' computes {} from "
+        "{}; legal: {} or no declared dims, or inputs that give the declared dims",
+        t.name(), dims_str(t.dims_), node.name, dims_str(dims), fmt::join(inputs, ", "),
+        dims_str(dims));
     bad_.insert(&t);
     return;
   }

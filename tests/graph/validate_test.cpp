@@ -887,8 +887,10 @@ TEST(GraphValidate, KeepsDeclaredDimsThatAgreeWithInference) {
   m.c->set_dim({kBatch, kM, kN}).set_output(true).set_data_type(DataType::kBFloat16);
   ASSERT_TRUE(g.validate()) << g.validate().message();
   m.a->set_dim({kBatch, 128, kK});
+  // The output's declaration and A's new dims disagree: the message names both.
   EXPECT_TRUE(refused(g.validate(), "tensor_dims_mismatch", "gemm::OUT",
-                      {"declared dims [2, 64, 48]", "computes [2, 128, 48]"}));
+                      {"declared dims [2, 64, 48]", "computes [2, 128, 48]",
+                       "from A 'A' [2, 128, 32], B 'B' [2, 32, 48]"}));
 }
 
 TEST(GraphValidate, DefaultsStridesToRowMajorPacked) {
