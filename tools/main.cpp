@@ -1,9 +1,15 @@
 // fusedgemm: validate, analyze, run, compile and explain fused GEMM graphs from the command line.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <exception>
+#include <new>
+
 #include "commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_tool(int argc, char** argv) {
   using namespace fusedgemm::tool;
   CLI::App app{"fusedgemm: fused GEMM graphs for NVIDIA Hopper"};
   app.require_subcommand(1);
@@ -73,4 +79,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   return explain_command(path, call_path);
+}
+
+}  // namespace
+
+// Every failure the commands foresee is an error value; this is the last guard, so that an
+// allocation the host cannot make (or any other throw) is an exit code with a message, not
+// an abort.
+int main(int argc, char** argv) {
+  try {
+    return run_tool(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error (internal):\nout of host memory (std::bad_alloc)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error (internal):\nuncaught exception: %s\n", e.what());
+  }
+  return 2;
 }

@@ -135,8 +135,9 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   for (const auto& t : graph.tensors()) {
     if (!t->is_output()) continue;
     auto host = reference::make_host_tensor(*t);
-    std::fill(host.bytes.begin(), host.bytes.end(), kPoison);
-    outputs.emplace_back(t, std::move(host));
+    if (!host) return report(host.status()), Outcome::kError;
+    std::fill(host->bytes.begin(), host->bytes.end(), kPoison);
+    outputs.emplace_back(t, std::move(host).value());
   }
   for (auto& [t, host] : outputs) {
     auto data = memory.place(host.bytes);
@@ -149,6 +150,13 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   // The taps' workspace for this call's problem; its contents need no initialization.
   auto workspace_bytes = plan->workspace_bytes(bound.value());
   if (!workspace_bytes) return report(workspace_bytes.status()), Outcome::kError;
+  if (workspace_bytes.value() > static_cast<std::uint64_t>(reference::kMaxHostTensorBytes)) {
+    return report(Status(ErrorCode::kInvalidArgument,
+                         fmt::format("run_workspace_bytes: the call needs a workspace of {} "
+                                     "bytes; legal: at most {} (2^34) on the host",
+                                     workspace_bytes.value(), reference::kMaxHostTensorBytes))),
+           Outcome::kError;
+  }
   std::vector<std::uint8_t> workspace(workspace_bytes.value(), kPoison);
   Workspace ws;
   if (!workspace.empty()) {

@@ -155,6 +155,17 @@ class Analyzer {
                 dims_str(input->dims()));
         return -1;
       }
+      // The mainloop multiplies the quantized data and promotes fp32 partial sums by the
+      // scales; no dequantized element exists in it to round (issue 10: the fused engine
+      // dropped a declared fp8 here while the fallback and the reference rounded).
+      if (const DataType type = rounding_of(*input); type != DataType::kFloat32) {
+        decline("dequantize_rounding",
+                "role {} '{}': block_scale_dequantize '{}' declares its result {}, a rounding "
+                "point inside the mainloop; legal: no data type or fp32 on a dequantized "
+                "operand (the fallback engine rounds there)",
+                to_string(role), input->name(), p->name, to_string(type));
+        return -1;
+      }
       scaling = &std::get<BlockScaleDequantizeAttributes>(p->attributes);
       data = p->inputs[0];
       scale = p->inputs[1];

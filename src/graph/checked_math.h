@@ -1,10 +1,12 @@
 // Products and sums of extents, strides and sizes, all of which come from callers: every one
-// that could wrap is computed here, saturating at INT64_MAX so that a limit compared against
-// the result refuses it instead of seeing a wrapped small number.
+// that could wrap is computed here. Two forms: saturating at INT64_MAX, for a limit compared
+// against the result (it refuses instead of seeing a wrapped small number), and `checked::`,
+// an empty optional on overflow, for a size the caller must turn into an error value.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace fusedgemm {
 
@@ -30,5 +32,25 @@ constexpr std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
   return a / b + (a % b != 0 ? 1 : 0);
 }
+
+namespace checked {
+
+inline std::optional<std::int64_t> mul(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+inline std::optional<std::int64_t> mul(std::optional<std::int64_t> a, std::int64_t b) {
+  return a ? mul(*a, b) : std::nullopt;
+}
+
+inline std::optional<std::int64_t> add(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace checked
 
 }  // namespace fusedgemm

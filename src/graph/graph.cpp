@@ -55,9 +55,7 @@ Tensor Graph::tensor(const TensorAttributes& attributes) {
 }
 
 void Graph::remember(const Tensor& tensor) {
-  if (tensor && std::find(tensors_.begin(), tensors_.end(), tensor) == tensors_.end()) {
-    tensors_.push_back(tensor);
-  }
+  if (tensor && known_.insert(tensor.get()).second) tensors_.push_back(tensor);
 }
 
 Tensor Graph::add_output_tensor() {

@@ -1,6 +1,7 @@
-// A graph as JSON; the format is specified in docs/graph-json.md. nlohmann-json reports
-// errors by throwing: every throw is caught in this file and becomes a Status, so none
-// crosses the API (STYLE.md rule 4). Message shape:
+// A graph as JSON; the format is specified in docs/graph-json.md. Parsing and the typed
+// reads are graph/json_read.h's, shared with the call reader. nlohmann-json reports errors
+// by throwing: every throw is caught in this file and becomes a Status, so none crosses the
+// API (STYLE.md rule 4). Message shape:
 //   "graph_json: <json path>: <tensor or node>: <what was seen>; legal: <condition>".
 #include "fusedgemm/graph_json.h"
 
@@ -13,16 +14,26 @@
 #include <iterator>
 #include <limits>
 #include <map>
-#include <set>
 #include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/json_read.h"
+
 namespace fusedgemm {
 namespace {
 
-using Json = nlohmann::json;
+using json::At;
+using json::check_keys;
+using json::Json;
+using json::read_bool;
+using json::read_enum;
+using json::read_int;
+using json::read_ints;
+using json::read_string;
+using json::shown;
+using json::spelled_values;
 
 constexpr std::int64_t kFormatVersion = 1;
 
@@ -48,80 +59,6 @@ std::span<const std::string_view> attribute_keys(NodeKind kind) {
   return kBlockScaleKeys;
 }
 
-// Every enumerator but `except` that `to_string` spells, found by asking it about each
-// value of the underlying type, so that a new enumerator needs no edit here.
-template <class Enum>
-std::vector<Enum> spelled_values(std::optional<Enum> except = {}) {
-  std::vector<Enum> values;
-  for (int i = 0; i <= std::numeric_limits<std::uint8_t>::max(); ++i) {
-    const auto value = static_cast<Enum>(i);
-    if (to_string(value) != "unknown" && value != except) values.push_back(value);
-  }
-  return values;
-}
-
-// A JSON value as it appears in a message, cut short past 48 characters.
-std::string shown(const Json& value) {
-  const std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return text.size() > 48 ? text.substr(0, 48) + "..." : text;
-}
-
-// A value of the document (null when its key is missing), where it sits ("nodes[2].mode",
-// empty for the top level) and the tensor or node it belongs to once that is known.
-struct At {
-  const Json* json = nullptr;
-  std::string path;
-  std::string subject;
-
-  bool has(std::string_view key) const { return json->contains(key); }
-  At key(std::string_view key) const {
-    auto it = json->find(key);
-    return {it == json->end() ? nullptr : &*it,
-            path.empty() ? std::string(key) : fmt::format("{}.{}", path, key), subject};
-  }
-  At at(std::size_t index) const {
-    return {&(*json)[index], fmt::format("{}[{}]", path, index), subject};
-  }
-
-  Status error(std::string_view what, std::string_view legal) const {
-    const std::string who = subject.empty() ? "" : subject + ": ";
-    return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("graph_json: {}: {}{}; legal: {}", path.empty() ? "top level" : path,
-                              who, what, legal));
-  }
-  // The value is missing or not of the expected type.
-  Status wrong(std::string_view legal, std::string_view detail = "") const {
-    if (!json) return error("missing", legal);
-    const char* article = json->is_array() || json->is_object() ? "an" : "a";
-    return error(fmt::format("{} is {} {}{}", shown(*json), article, json->type_name(), detail),
-                 legal);
-  }
-};
-
-Result<std::int64_t> read_int(const At& at, std::string_view legal) {
-  if (!at.json || !at.json->is_number_integer()) return at.wrong(legal, ", not an integer");
-  if (at.json->is_number_unsigned() &&
-      at.json->get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()}) {
-    return at.error(fmt::format("{} is out of range", shown(*at.json)), legal);
-  }
-  return at.json->get<std::int64_t>();
-}
-
-Result<std::vector<std::int64_t>> read_ints(const At& at, std::string_view legal) {
-  if (!at.json || !at.json->is_array()) return at.wrong(legal);
-  std::vector<std::int64_t> ints;
-  for (std::size_t i = 0; i < at.json->size(); ++i) {
-    FG_ASSIGN_OR_RETURN(std::int64_t v, read_int(at.at(i), legal));
-    ints.push_back(v);
-  }
-  return ints;
-}
-
-Result<std::string> read_string(const At& at, std::string_view legal) {
-  if (!at.json || !at.json->is_string()) return at.wrong(legal);
-  return at.json->get<std::string>();
-}
-
 // JSON has no infinity or NaN, so those travel as the strings "inf", "-inf" and "nan".
 Result<float> read_float(const At& at) {
   constexpr std::string_view kLegal = "a number within fp32 range, or \"inf\", \"-inf\", \"nan\"";
@@ -143,37 +80,10 @@ Result<float> read_float(const At& at) {
   return static_cast<float>(std::clamp(d, -max, max));
 }
 
-// The enumerator the value spells; `what` names the enum in the message.
-template <class Enum>
-Result<Enum> read_enum(const At& at, std::string_view what, const std::vector<Enum>& values) {
-  std::vector<std::string_view> names;
-  for (Enum v : values) names.push_back(to_string(v));
-  const std::string legal = fmt::format("one of {}", fmt::join(names, ", "));
-  FG_ASSIGN_OR_RETURN(std::string s, read_string(at, legal));
-  for (Enum v : values) {
-    if (to_string(v) == s) return v;
-  }
-  return at.error(fmt::format("unknown {} '{}'", what, s), legal);
-}
-
-Status check_keys(const At& at, std::string_view what, std::span<const std::string_view> legal,
-                  std::span<const std::string_view> more = {}) {
-  if (!at.json->is_object()) return at.wrong(fmt::format("an object ({})", what));
-  for (const auto& [key, value] : at.json->items()) {
-    const auto known = [&](auto keys) { return std::ranges::find(keys, key) != keys.end(); };
-    if (known(legal) || known(more)) continue;
-    std::vector<std::string_view> names(legal.begin(), legal.end());
-    names.insert(names.end(), more.begin(), more.end());
-    return at.error(fmt::format("unknown key '{}'", key),
-                    fmt::format("one of {}", fmt::join(names, ", ")));
-  }
-  return Status::ok();
-}
-
 class Reader {
  public:
   Result<Graph> read(const Json& root) {
-    const At top{&root, "", ""};
+    const At top{&root, "graph_json", "", ""};
     FG_TRY(check_keys(top, "a fusedgemm graph", kTopKeys));
     const auto legal = fmt::format("the format version {}", kFormatVersion);
     FG_ASSIGN_OR_RETURN(std::int64_t version, read_int(top.key("fusedgemm_graph"), legal));
@@ -233,9 +143,8 @@ class Reader {
       attributes.set_data_type(type);
     }
     if (at.has("output")) {
-      const At output = at.key("output");
-      if (!output.json->is_boolean()) return output.wrong("true or false");
-      attributes.set_output(output.json->get<bool>());
+      FG_ASSIGN_OR_RETURN(const bool output, read_bool(at.key("output")));
+      attributes.set_output(output);
     }
     tensors_[name] = {graph_.tensor(attributes), at.path};
     return Status::ok();
@@ -306,34 +215,6 @@ class Reader {
   // By name: the tensor and where it was declared ("tensors[3]"), for messages.
   std::map<std::string, std::pair<Tensor, std::string>, std::less<>> tensors_;
 };
-
-// Parses `text`, refusing a key given twice in one object (nlohmann would keep the last).
-Result<Json> parse(std::string_view text) {
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  auto on_event = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == Json::parse_event_t::object_end) open_objects.pop_back();
-    if (event == Json::parse_event_t::key && duplicate.empty() &&
-        !open_objects.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  try {
-    Json root = Json::parse(text.begin(), text.end(), on_event);
-    FG_CHECK(duplicate.empty(), ErrorCode::kInvalidArgument,
-             fmt::format("graph_json: key '{}' appears twice in one object; legal: each key once",
-                         duplicate));
-    return root;
-  } catch (const Json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep line and column.
-    std::string_view what = e.what();
-    if (auto pos = what.find("] "); pos != std::string_view::npos) what.remove_prefix(pos + 2);
-    return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("graph_json: not JSON: {}; legal: a JSON object (RFC 8259)", what));
-  }
-}
 
 // --- writing ----------------------------------------------------------------------------
 
@@ -440,7 +321,7 @@ std::string node_line(const Node& node,
 
 Result<Graph> graph_from_json(std::string_view text) {
   try {
-    FG_ASSIGN_OR_RETURN(Json root, parse(text));
+    FG_ASSIGN_OR_RETURN(Json root, json::parse(text, "graph_json"));
     return Reader().read(root);
   } catch (const Json::exception& e) {
     return Status(ErrorCode::kInvalidArgument, fmt::format("graph_json: {}", e.what()));

@@ -27,6 +27,10 @@ class GraphValidator {
       error("graph_empty: {} has 0 nodes; legal: at least one matmul", graph_label());
       return finish();
     }
+    if (graph_.nodes_.size() > kMaxGraphNodes || graph_.tensors_.size() > kMaxGraphTensors) {
+      check_size();
+      return finish();
+    }
     name_nodes();
     name_tensors();
     const bool structure_ok = check_structure();
@@ -49,6 +53,8 @@ class GraphValidator {
   }
 
   Status finish();
+
+  void check_size();
 
   std::string graph_label() const;
 

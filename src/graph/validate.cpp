@@ -19,6 +19,17 @@ Status GraphValidator::finish() {
   return Status(ErrorCode::kInvalidGraph, fmt::format("{}", fmt::join(errors_, "\n")));
 }
 
+void GraphValidator::check_size() {
+  if (graph_.nodes_.size() > kMaxGraphNodes) {
+    error("graph_node_count: {} has {} nodes; legal: at most {} (2^20)", graph_label(),
+          graph_.nodes_.size(), kMaxGraphNodes);
+  }
+  if (graph_.tensors_.size() > kMaxGraphTensors) {
+    error("graph_tensor_count: {} has {} tensors; legal: at most {} (2^22)", graph_label(),
+          graph_.tensors_.size(), kMaxGraphTensors);
+  }
+}
+
 std::string GraphValidator::graph_label() const {
   return graph_.name_.empty() ? std::string("the graph") : fmt::format("graph '{}'", graph_.name_);
 }
@@ -360,6 +371,19 @@ bool GraphValidator::check_layout(TensorAttributes& t) {
         t.name(), to_string(layout), axis, layout.shape[axis], layout.stride[axis]);
     return false;
   }
+  // Past this, byte counts and address offsets computed from the layout overflow int64
+  // (span() saturates there), and no address space holds such a buffer anyway.
+  constexpr std::int64_t kMaxSpanElements = std::int64_t{1} << 48;
+  if (const std::int64_t span = layout.span(); span > kMaxSpanElements) {
+    error(
+        "tensor_span: tensor '{}': layout {} spans {} elements; legal: at most {} (2^48), more "
+        "than any device or host address space holds",
+        t.name(), to_string(layout),
+        span == std::numeric_limits<std::int64_t>::max() ? std::string("more than 2^63")
+                                                         : std::to_string(span),
+        kMaxSpanElements);
+    return false;
+  }
   return true;
 }
 
@@ -402,10 +426,18 @@ void GraphValidator::poison(const Node& node) {
 // Sets an inferred result; a user-declared shape must agree with the inference.
 void GraphValidator::set_inferred(const Node& node, TensorAttributes& t, const Dimv& dims) {
   if (!t.dims_.empty() && t.dims_ != dims) {
+    // Either side may be the mistake (issue 10: a changed A read as a wrong output), so the
+    // message names the inputs the computed dims come from, with theirs.
+    std::vector<std::string> inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      inputs.push_back(fmt::format("{} '{}' {}", input_port_name(node.kind, i),
+                                   node.inputs[i]->name(), dims_str(node.inputs[i]->dims_)));
+    }
     error(
-        "tensor_dims_mismatch: tensor '{}': declared dims {} but node '{}' computes {}; "
-        "legal: {} or no declared dims",
-        t.name(), dims_str(t.dims_), node.name, dims_str(dims), dims_str(dims));
+        "tensor_dims_mismatch: tensor '{}': declared dims {} but node '{}' computes {} from "
+        "{}; legal: {} or no declared dims, or inputs that give the declared dims",
+        t.name(), dims_str(t.dims_), node.name, dims_str(dims), fmt::join(inputs, ", "),
+        dims_str(dims));
     bad_.insert(&t);
     return;
   }

@@ -382,6 +382,8 @@ constexpr std::array kRules = {
          "both results of block_scale_quantize are outputs"},
     Rule{"dequantize_placement", RuleScope::kStructure,
          "block_scale_dequantize feeds matmul operands only"},
+    Rule{"dequantize_rounding", RuleScope::kStructure,
+         "a dequantized operand declares no data type or fp32 (no rounding in the mainloop)"},
     Rule{"output_major", RuleScope::kStructure, "dense outputs are N-major or M-major"},
     // Build: the support gate checks these on the fusion program.
     Rule{"gemm_count", RuleScope::kBuild, "at most 4 matmuls", gemm_count_violation,

@@ -1,6 +1,7 @@
-// Comparing what a plan wrote against the fp64 reference (DESIGN.md section 9): relative
-// error ||out - ref|| / ||ref|| over every element, NaN never passing, and one tolerance
-// per stored data type so the tool and the tests judge alike.
+// Comparing what a plan wrote against the fp64 reference (DESIGN.md section 9): NaN and inf
+// positions exactly (docs/SEMANTICS.md), relative error ||out - ref|| / ||ref|| over the
+// finite elements, and one tolerance per stored data type so the tool and the tests judge
+// alike.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +21,19 @@ double relative_tolerance(DataType type);
 struct Comparison {
   double relative_error = 0.0;
   double tolerance = 0.0;
-  std::int64_t nan_count = 0;  // non-finite values written where the reference is finite
+  // Elements where one of the stored value and the reference is NaN or inf and the other is
+  // not the same: a NaN against a finite value or an inf, an inf of either sign against
+  // anything but itself.
+  std::int64_t nonfinite_mismatches = 0;
   std::int64_t element_count = 0;
-  bool passed() const { return nan_count == 0 && relative_error <= tolerance; }
-  std::string summary() const;  // "rel_err 2.1e-03 (tol 1.0e-02), 0 NaN of 4096"
+  bool passed() const { return nonfinite_mismatches == 0 && relative_error <= tolerance; }
+  // "rel_err 2.1e-03 (tol 1.0e-02), 0 non-finite mismatches of 4096"
+  std::string summary() const;
 };
 
-// `got` holds what the plan stored (in its declared layout); `expected` is the reference.
-// Integer outputs compare against the reference after its rounding, float outputs before.
+// `got` holds what the plan stored (in its declared layout); `expected` is the reference,
+// compared after its rounding to the stored type (OutputValues::rounded): saturation,
+// overflow to inf and NaN land where a faithful store puts them.
 Comparison compare(const HostTensor& got, const OutputValues& expected);
 
 }  // namespace fusedgemm::reference

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "runtime/numeric.h"
 
 namespace fusedgemm::reference {
@@ -35,12 +36,14 @@ std::int64_t broadcast_index(const Dims& in, std::int64_t b, std::int64_t r, std
   return dense_index(in, in[0] == 1 ? 0 : b, in[1] == 1 ? 0 : r, in[2] == 1 ? 0 : c);
 }
 
-// NaN-propagating, unlike std::fmax/fmin: the oracle must not hide a NaN.
+// max and min as every evaluator computes them (docs/SEMANTICS.md): C's fmax and fmin, a
+// NaN operand giving the other one, as the host device's std::fmax and the kernels' fmaxf
+// do. The oracle hides no NaN by it: compare() checks NaN positions exactly.
 double max_of(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? kNan : std::max(a, b);
+  return std::fmax(a, b);
 }
 double min_of(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? kNan : std::min(a, b);
+  return std::fmin(a, b);
 }
 
 double sigmoid(double x) {
@@ -132,7 +135,13 @@ class Evaluator {
     return Status::ok();
   }
 
+  // Each running value is dropped after its last reader, so a chain of n nodes holds two
+  // at a time rather than n (a 10,000-node chain took 5 GB when every one was kept).
   void run() {
+    std::unordered_map<const TensorAttributes*, int> readers;
+    for (const Node& node : graph_.nodes()) {
+      for (const Tensor& t : node.inputs) ++readers[t.get()];
+    }
     for (const Node& node : graph_.nodes()) {
       switch (node.kind) {
         case NodeKind::kMatmul: matmul(node); break;
@@ -140,6 +149,9 @@ class Evaluator {
         case NodeKind::kReduction: reduction(node); break;
         case NodeKind::kBlockScaleDequantize: dequantize(node); break;
         case NodeKind::kBlockScaleQuantize: quantize(node); break;
+      }
+      for (const Tensor& t : node.inputs) {
+        if (--readers[t.get()] == 0) values_.erase(t.get());
       }
     }
   }
@@ -345,6 +357,36 @@ class Evaluator {
 
 }  // namespace
 
+Status check_reference_limits(const Graph& graph) {
+  std::int64_t multiply_adds = 0;
+  for (const Tensor& t : graph.tensors()) {
+    if (t->dims().size() != kRank) continue;  // unused by any node, so never evaluated
+    const auto count = checked::mul(checked::mul(t->dims()[0], t->dims()[1]), t->dims()[2]);
+    FG_CHECK(count && *count <= kMaxReferenceElements, ErrorCode::kInvalidArgument,
+             fmt::format("reference_tensor_elements: tensor '{}': dims {} hold {} values; "
+                         "legal: at most {} (2^28) values per tensor for the fp64 reference",
+                         t->name(), to_string(dims_of(*t)),
+                         count ? std::to_string(*count) : std::string("more than 2^63"),
+                         kMaxReferenceElements));
+  }
+  for (const Node& node : graph.nodes()) {
+    if (node.kind != NodeKind::kMatmul) continue;
+    const Dims out = dims_of(*node.outputs[0]);
+    const auto product =
+        checked::mul(checked::mul(checked::mul(out[0], out[1]), out[2]), node.inputs[0]->dims()[2]);
+    const auto work = product ? checked::add(*product, multiply_adds) : std::nullopt;
+    FG_CHECK(work && *work <= kMaxReferenceMultiplyAdds, ErrorCode::kInvalidArgument,
+             fmt::format("reference_multiply_adds: node '{}': output dims {} and K = {} bring "
+                         "the graph to {} multiply-adds; legal: at most {} (2^36) for the fp64 "
+                         "reference",
+                         node.name, to_string(out), node.inputs[0]->dims()[2],
+                         work ? std::to_string(*work) : std::string("more than 2^63"),
+                         kMaxReferenceMultiplyAdds));
+    multiply_adds = *work;
+  }
+  return Status::ok();
+}
+
 Result<const OutputValues*> Evaluation::find(std::int64_t uid) const {
   for (const OutputValues& out : outputs_) {
     if (out.uid == uid) return &out;
@@ -370,6 +412,7 @@ Result<Evaluation> evaluate(const Graph& graph, const HostTensors& inputs) {
            "reference_graph_not_validated: graph '" + graph.name() +
                "': the reference needs inferred dims, types and node order; legal: call "
                "validate() first and succeed");
+  FG_TRY(check_reference_limits(graph));
   Evaluator evaluator(graph);
   FG_TRY(evaluator.load_inputs(inputs));
   evaluator.run();

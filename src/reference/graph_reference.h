@@ -12,8 +12,8 @@
 //   read at batch 0 for every b.
 // - pointwise: the modes of ops.h, inputs broadcast per axis (extent 1 against the
 //   result's extent). relu, gelu, silu and select as ops.h documents them; comparisons give
-//   1 or 0. max and min return NaN when either input is NaN (unlike std::fmax), so the
-//   oracle never hides a NaN.
+//   1 or 0. max and min, pow, NaN and saturation as docs/SEMANTICS.md defines them for every
+//   evaluator: max/min are C's fmax/fmin (a NaN operand gives the other), pow is C's pow.
 // - reduction: over the axes where the output's extent is 1 and the input's is larger.
 // - block_scale_dequantize: x[b, r, c] * scale[b, r / block_rows, c / block_cols].
 // - block_scale_quantize, per block: amax = max |x|; scale = amax / max_finite(y's type),
@@ -53,12 +53,20 @@ struct HostTensor {
   void set(std::int64_t b, std::int64_t r, std::int64_t c, double value);
 };
 
-// Bytes that hold every element of the layout: ceil(span * bits_of(type) / 8).
+// Bytes that hold every element of the layout: ceil(span * bits_of(type) / 8), INT64_MAX
+// when that does not fit in int64 (a layout of huge strides that validate accepts).
 std::int64_t storage_bytes(DataType type, const Layout& layout);
 
-// A zero-filled host tensor of the tensor's declared data type and layout.
+// The largest host tensor make_host_tensor allocates: 16 GiB, beyond the memory of the
+// machines the tool and the tests run on, so a layout past it is refused before allocating
+// rather than left to the allocator (or to an out-of-memory kill while it is filled).
+inline constexpr std::int64_t kMaxHostTensorBytes = std::int64_t{1} << 34;
+
+// A zero-filled host tensor of the tensor's declared data type and layout. Refuses a layout
+// spanning more than kMaxHostTensorBytes (host_tensor_bytes) and reports an allocation the
+// host cannot make (host_tensor_allocation), each naming the tensor and the bytes.
 // @pre the graph the tensor belongs to is validated.
-HostTensor make_host_tensor(const TensorAttributes& tensor);
+Result<HostTensor> make_host_tensor(const TensorAttributes& tensor);
 
 // Which value range make_random_host_tensor draws from.
 enum class ValueRange : std::uint8_t {
@@ -69,15 +77,26 @@ enum class ValueRange : std::uint8_t {
 // Random values, drawn in declared [b, r, c] order and encoded to the tensor's type; never
 // all zeros (if every drawn value rounds to 0, element [0, 0, 0] becomes 1). The draws use
 // only rng() bits, so a seed gives the same tensor on every standard library.
-HostTensor make_random_host_tensor(const TensorAttributes& tensor, ValueRange range,
-                                   std::mt19937_64& rng);
+Result<HostTensor> make_random_host_tensor(const TensorAttributes& tensor, ValueRange range,
+                                           std::mt19937_64& rng);
 
 using HostTensors = std::map<std::int64_t, HostTensor>;  // by tensor uid
+
+// What the fp64 reference evaluates within a few minutes on one core and a few GiB: at most
+// 2^28 values per tensor (2 GiB of fp64) and 2^36 multiply-adds over all matmuls (a
+// 4096-cubed GEMM). check_reference_limits refuses a graph past either (reference_tensor_
+// elements, reference_multiply_adds) before anything is allocated; evaluate and
+// make_random_inputs call it first.
+inline constexpr std::int64_t kMaxReferenceElements = std::int64_t{1} << 28;
+inline constexpr std::int64_t kMaxReferenceMultiplyAdds = std::int64_t{1} << 36;
+// @pre graph validated.
+Status check_reference_limits(const Graph& graph);
 
 // One random tensor for every graph input (a tensor consumed but not computed), drawn in
 // the graph's tensor order from one std::mt19937_64(seed). Scale inputs of
 // block_scale_dequantize and every e8m0 tensor draw from ValueRange::kScale.
-// Fails (kInvalidGraph) unless the graph is validated.
+// Fails (kInvalidGraph) unless the graph is validated, and as check_reference_limits and
+// make_host_tensor do.
 Result<HostTensors> make_random_inputs(const Graph& graph, std::uint64_t seed);
 
 // The values of one output tensor, dense in declared [b, rows, cols] order (row-major over

@@ -1,8 +1,13 @@
 // Host tensors and their random contents: what the reference and `fusedgemm run` feed a
 // graph.
 #include <cmath>
+#include <limits>
+#include <new>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "graph/checked_math.h"
 #include "reference/graph_reference.h"
 #include "runtime/numeric.h"
 
@@ -30,21 +35,38 @@ void HostTensor::set(std::int64_t b, std::int64_t r, std::int64_t c, double valu
 }
 
 std::int64_t storage_bytes(DataType type, const Layout& layout) {
-  const std::int64_t bits = layout.span() * bits_of(type);
-  return (bits + 7) / 8;
+  const auto bits = checked::mul(layout.span(), bits_of(type));
+  if (!bits) return std::numeric_limits<std::int64_t>::max();
+  return ceil_div(*bits, 8);
 }
 
-HostTensor make_host_tensor(const TensorAttributes& tensor) {
+Result<HostTensor> make_host_tensor(const TensorAttributes& tensor) {
   HostTensor host;
   host.type = tensor.data_type();
   host.layout = tensor.layout();
-  host.bytes.assign(static_cast<std::size_t>(storage_bytes(host.type, host.layout)), 0);
+  const std::int64_t bytes = storage_bytes(host.type, host.layout);
+  FG_CHECK(
+      bytes <= kMaxHostTensorBytes, ErrorCode::kInvalidArgument,
+      fmt::format("host_tensor_bytes: tensor '{}': layout {} of {} spans {} bytes; legal: "
+                  "at most {} bytes (2^34) in one host tensor",
+                  tensor.name(), to_string(host.layout), to_string(host.type),
+                  bytes == std::numeric_limits<std::int64_t>::max() ? std::string("more than 2^63")
+                                                                    : std::to_string(bytes),
+                  kMaxHostTensorBytes));
+  try {
+    host.bytes.assign(static_cast<std::size_t>(bytes), 0);
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kUnavailable,
+                  fmt::format("host_tensor_allocation: tensor '{}': {} bytes for layout {} could "
+                              "not be allocated; legal: a layout whose span fits in host memory",
+                              tensor.name(), bytes, to_string(host.layout)));
+  }
   return host;
 }
 
-HostTensor make_random_host_tensor(const TensorAttributes& tensor, ValueRange range,
-                                   std::mt19937_64& rng) {
-  HostTensor host = make_host_tensor(tensor);
+Result<HostTensor> make_random_host_tensor(const TensorAttributes& tensor, ValueRange range,
+                                           std::mt19937_64& rng) {
+  FG_ASSIGN_OR_RETURN(HostTensor host, make_host_tensor(tensor));
   const Dims& shape = host.layout.shape;
   bool any_nonzero = false;
   for (std::int64_t b = 0; b < shape[0]; ++b) {
@@ -65,6 +87,7 @@ Result<HostTensors> make_random_inputs(const Graph& graph, std::uint64_t seed) {
   FG_CHECK(graph.is_validated(), ErrorCode::kInvalidGraph,
            "reference_graph_not_validated: graph '" + graph.name() +
                "': random inputs need the inferred dims and uids; legal: call validate() first");
+  FG_TRY(check_reference_limits(graph));
   std::set<const TensorAttributes*> produced;
   std::set<const TensorAttributes*> consumed;
   std::set<const TensorAttributes*> scales;
@@ -78,8 +101,10 @@ Result<HostTensors> make_random_inputs(const Graph& graph, std::uint64_t seed) {
   for (const Tensor& t : graph.tensors()) {
     if (produced.contains(t.get()) || !consumed.contains(t.get())) continue;
     const bool scale = scales.contains(t.get()) || t->data_type() == DataType::kE8M0;
-    inputs.emplace(*t->uid(), make_random_host_tensor(
-                                  *t, scale ? ValueRange::kScale : ValueRange::kSigned, rng));
+    FG_ASSIGN_OR_RETURN(
+        HostTensor host,
+        make_random_host_tensor(*t, scale ? ValueRange::kScale : ValueRange::kSigned, rng));
+    inputs.emplace(*t->uid(), std::move(host));
   }
   return inputs;
 }

@@ -6,19 +6,17 @@
 #include <fmt/format.h>
 
 #include "fusion/analyze.h"
+#include "graph/checked_math.h"
 
 namespace fusedgemm::reference {
 namespace {
 
 using fusion::ProblemShape;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
 // Dense strides in the declared order of strides: the axis with the smallest stride stays
-// the fastest, so a K-major operand stays K-major.
-std::vector<std::int64_t> dense_strides(const Layout& declared, const Dims& dims) {
+// the fastest, so a K-major operand stays K-major. Empty when a stride or the span would
+// not fit in int64.
+std::optional<std::vector<std::int64_t>> dense_strides(const Layout& declared, const Dims& dims) {
   std::array<int, kRank> order{0, 1, 2};
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return declared.stride[a] < declared.stride[b] ||
@@ -28,7 +26,9 @@ std::vector<std::int64_t> dense_strides(const Layout& declared, const Dims& dims
   std::int64_t next = 1;
   for (int axis : order) {
     strides[axis] = next;
-    next *= dims[axis];
+    const auto span = checked::mul(next, dims[axis]);
+    if (!span) return std::nullopt;
+    next = *span;
   }
   return strides;
 }
@@ -47,6 +47,10 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   const auto& p = analysis.program;
   const ProblemShape want{size.batch.value_or(p.problem.batch), size.m.value_or(p.problem.m),
                           size.n.value_or(p.problem.n), size.k.value_or(p.problem.k)};
+  FG_CHECK(want.batch >= 1 && want.m >= 1 && want.n >= 1 && want.k >= 1,
+           ErrorCode::kInvalidArgument,
+           fmt::format("resize_extent: batch {}, M {}, N {}, K {}; legal: every extent >= 1",
+                       want.batch, want.m, want.n, want.k));
 
   auto redeclare = [&](int buffer, Dims dims, Layout order = {}) -> Status {
     FG_ASSIGN_OR_RETURN(Tensor t, graph.find_tensor(p.buffers[buffer].uid));
@@ -54,8 +58,13 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
       order = p.buffers[buffer].layout;
     }
     if (t->uid_assigned()) t->set_uid(p.buffers[buffer].uid);
+    const auto strides = dense_strides(order, dims);
+    FG_CHECK(strides, ErrorCode::kInvalidArgument,
+             fmt::format("resize_span: tensor '{}': dims {} hold more than 2^63 elements; legal: "
+                         "a problem whose every tensor's span fits in int64",
+                         t->name(), to_string(dims)));
     t->set_dim({dims[0], dims[1], dims[2]});
-    t->set_stride(dense_strides(order, dims));
+    t->set_stride(*strides);
     return Status::ok();
   };
   // A stride order with axis 2 (K-major A, N-major B) or axis 1 fastest.
@@ -84,8 +93,9 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
       const auto& s = *op.block_scale;
       const std::int64_t rows = a ? want.m : want.k;
       const std::int64_t cols = a ? want.k : want.n;
-      FG_TRY(redeclare(s.scale_buffer, {batch_of(s.scale_buffer), ceil_div(rows, s.block_rows),
-                                        ceil_div(cols, s.block_cols)}));
+      FG_TRY(redeclare(s.scale_buffer,
+                       {batch_of(s.scale_buffer), ceil_div(rows, s.block_rows),
+                        ceil_div(cols, s.block_cols)}));
     }
   }
   for (const auto& aux : p.aux) {
@@ -101,8 +111,8 @@ Status resize_graph(Graph& graph, const ProblemOverride& size) {
   }
   for (const auto& q : p.quantized_outputs) {
     FG_TRY(redeclare(q.buffer, {want.batch, want.m, want.n}));
-    FG_TRY(redeclare(q.scale_buffer,
-                     {want.batch, ceil_div(want.m, q.block_rows), ceil_div(want.n, q.block_cols)}));
+    FG_TRY(redeclare(q.scale_buffer, {want.batch, ceil_div(want.m, q.block_rows),
+                                      ceil_div(want.n, q.block_cols)}));
   }
   return graph.validate();
 }

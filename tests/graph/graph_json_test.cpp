@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -293,7 +294,20 @@ const std::vector<Refusal>& refusals() {
        {"graph_json: description: 7 is a number"}},
       {"DuplicateKey",
        document(R"({"name": "A", "dims": [1], "dims": [2]})", ""),
-       {"graph_json: key 'dims' appears twice"}},
+       {"graph_json: tensors[0].dims: key 'dims' appears twice"}},
+      {"DuplicateKeyInANode",
+       abd("", R"({"kind": "matmul", "inputs": ["A", "B"], "inputs": ["A", "B"]})"),
+       {"graph_json: nodes[0].inputs: key 'inputs' appears twice"}},
+      {"NumberPastDoubleRange",
+       document(R"({"name": "A", "dims": [1, 1e999, 2]})", ""),
+       {"graph_json: tensors[0].dims[1]: number overflow parsing '1e999'",
+        "legal: a number within double range"}},
+      {"NestedPastTheDepthLimit",
+       fmt::format(R"({{"fusedgemm_graph": 1, "description": {}}})", std::string(75000, '[')),
+       {"graph_json: description[0][0]", "arrays and objects nested 65 deep; legal: at most 64"}},
+      {"SyntaxErrorOnALaterLine",
+       "{\"fusedgemm_graph\": 1,\n \"tensors\": [{\"name\": }]}",
+       {"graph_json: not JSON: ", "line 2, column 23", "(at tensors[0].name)"}},
       {"UnknownTensorKey",
        document(R"({"name": "A", "dim": [1, 64, 32]})", ""),
        {"graph_json: tensors[0]: unknown key 'dim'",
@@ -388,6 +402,40 @@ TEST_P(GraphJsonRefusal, NamesThePathAndTheValue) {
 
 INSTANTIATE_TEST_SUITE_P(Malformed, GraphJsonRefusal, ::testing::ValuesIn(refusals()),
                          [](const auto& info) { return info.param.name; });
+
+// Issue 10: a 100,000-node chain took 21 s to read (nlohmann's callback parser rescans an
+// array at each object's end, and Graph remembered tensors by a linear search). Reading and
+// validating is linear now; 10x the nodes may take at most 10x the time, with slack for
+// noise, and the larger one is bounded outright.
+std::string chain_document(int nodes) {
+  std::string tensors = fmt::format("{}, {}, {{\"name\": \"t0\"}}", kA, kB);
+  std::string list = R"({"kind": "matmul", "inputs": ["A", "B"], "outputs": ["t0"]})";
+  for (int i = 1; i < nodes; ++i) {
+    tensors += fmt::format(R"(, {{"name": "t{}"{}}})", i,
+                           i + 1 == nodes ? R"(, "data_type": "fp32", "output": true)" : "");
+    list += fmt::format(R"(, {{"kind": "pointwise", "inputs": ["t{}"], "outputs": ["t{}"], )"
+                        R"("mode": "abs"}})",
+                        i - 1, i);
+  }
+  return document(tensors, list);
+}
+
+double seconds_to_read_and_validate(const std::string& text) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto g = graph_from_json(text);
+  EXPECT_TRUE(g) << g.status().message();
+  if (g) {
+    EXPECT_TRUE(g->validate()) << g->validate().message();
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(GraphJson, ReadsAndValidatesALongChainInLinearTime) {
+  const double small = seconds_to_read_and_validate(chain_document(10000));
+  const double large = seconds_to_read_and_validate(chain_document(100000));
+  EXPECT_LT(large, 30 * small + 0.5) << small << " s for 10,000 nodes";
+  EXPECT_LT(large, 10.0);
+}
 
 // --- files ------------------------------------------------------------------------------
 

@@ -104,6 +104,47 @@ TEST(GraphValidate, RefusesRankTwoDims) {
   EXPECT_FALSE(g.is_validated());
 }
 
+// Issue 10: strides this large passed validate and then wrapped byte counts downstream
+// (a heap overflow in `fusedgemm run`); a span past any address space is refused here.
+TEST(GraphValidate, RefusesASpanPastTheAddressSpace) {
+  struct Case {
+    Dimv strides;
+    std::string seen;
+  };
+  const std::vector<Case> cases = {
+      {{1, 1, 9078122083518480}, "spans 1152921504606847216 elements"},
+      {{1, std::numeric_limits<std::int64_t>::max(), 1}, "spans more than 2^63 elements"},
+      {{1, 1, std::numeric_limits<std::int64_t>::max()}, "spans more than 2^63 elements"}};
+  for (const auto& c : cases) {
+    Graph g;
+    auto a = input(g, "A", {1, 256, 128}, DataType::kBFloat16, c.strides);
+    auto b = input(g, "B", {1, 128, kN});
+    g.matmul(a, b)->set_output(true).set_data_type(DataType::kBFloat16);
+    EXPECT_TRUE(refused(g.validate(), "tensor_span", "A", {c.seen, "at most 281474976710656"}));
+  }
+  // A span below the limit is a layout validate accepts.
+  Graph g;
+  auto a = input(g, "A", {1, kM, kK}, DataType::kBFloat16, {1, std::int64_t{1} << 32, 1});
+  auto b = input(g, "B", {1, kK, kN});
+  g.matmul(a, b)->set_output(true).set_data_type(DataType::kBFloat16);
+  EXPECT_TRUE(g.validate()) << g.validate().message();
+}
+
+// Issue 10: the size limits are rules with names, checked before any per-node work.
+TEST(GraphValidate, RefusesMoreNodesThanTheLimit) {
+  Graph g;
+  auto t = g.tensor(
+      TensorAttributes().set_name("A").set_dim({1, 1, 1}).set_data_type(DataType::kFloat32));
+  for (std::size_t i = 0; i <= kMaxGraphNodes; ++i) {
+    g.add_node(
+        {NodeKind::kPointwise, "", {t}, {t}, PointwiseAttributes().set_mode(PointwiseMode::kAbs)});
+  }
+  const Status s = g.validate();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidGraph);
+  EXPECT_EQ(s.message(),
+            "graph_node_count: the graph has 1048577 nodes; legal: at most 1048576 (2^20)");
+}
+
 TEST(GraphValidate, RefusesStridesOfAnotherRank) {
   Graph g;
   auto a = input(g, "A", {kBatch, kM, kK}, DataType::kBFloat16, {kM * kK, kK, 1, 1});
@@ -846,8 +887,10 @@ TEST(GraphValidate, KeepsDeclaredDimsThatAgreeWithInference) {
   m.c->set_dim({kBatch, kM, kN}).set_output(true).set_data_type(DataType::kBFloat16);
   ASSERT_TRUE(g.validate()) << g.validate().message();
   m.a->set_dim({kBatch, 128, kK});
+  // The output's declaration and A's new dims disagree: the message names both.
   EXPECT_TRUE(refused(g.validate(), "tensor_dims_mismatch", "gemm::OUT",
-                      {"declared dims [2, 64, 48]", "computes [2, 128, 48]"}));
+                      {"declared dims [2, 64, 48]", "computes [2, 128, 48]",
+                       "from A 'A' [2, 128, 32], B 'B' [2, 32, 48]"}));
 }
 
 TEST(GraphValidate, DefaultsStridesToRowMajorPacked) {

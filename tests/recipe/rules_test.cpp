@@ -241,6 +241,14 @@ const std::vector<RuleCase>& cases() {
          store(acc_bf16(g), "D", kBf16);
          if (!legal) store(dq, "DQ", kFp32);
        }},
+      {"dequantize_rounding", "B", "BQ", "fp8_e4m3",
+       [](Graph& g, bool legal) {
+         auto a = dequantized(g, "A", {1, 64, 128}, {}, 1, 128);
+         auto b = dequantized(g, "B", {1, 128, 128}, {128 * 128, 1, 128}, 128, 128);
+         b->set_name("BQ");
+         if (!legal) b->set_data_type(kFp8);
+         store(g.matmul(a, b), "D", kBf16);
+       }},
       {"output_major", "output", "D", "[1, 256, 2]",
        [](Graph& g, bool legal) {
          auto a = input(g, "A", {2, 64, 64}, kBf16);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "reference/graph_reference.h"
 #include "runtime/numeric.h"
@@ -33,6 +34,41 @@ TEST(HostTensor, StorageBytesCountPackedNibbles) {
   EXPECT_EQ(reference::storage_bytes(DataType::kFloat32, Layout{{1, 2, 2}, {8, 4, 1}}), 24);
 }
 
+// Issue 10: span * bits wrapped for A [1, 256, 128]:[1, 1, 9078122083518480], and the
+// random fill wrote past a small buffer.
+TEST(HostTensor, StorageBytesSaturateRatherThanWrap) {
+  const Layout huge{{1, 256, 128}, {1, 1, 9078122083518480}};
+  EXPECT_EQ(reference::storage_bytes(DataType::kBFloat16, huge),
+            std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(reference::storage_bytes(DataType::kFp4E2M1, huge), 576460752303423608);
+  const Layout widest{{1, 1, 2}, {1, 1, std::numeric_limits<std::int64_t>::max()}};
+  EXPECT_EQ(reference::storage_bytes(DataType::kFp4E2M1, widest),
+            std::numeric_limits<std::int64_t>::max());
+}
+
+TEST(HostTensor, RefusesALayoutPastTheHostLimitBeforeAllocating) {
+  struct Case {
+    Dims strides;
+    std::string bytes;
+  };
+  const std::vector<Case> cases = {{{1, 1, 9078122083518480}, "spans more than 2^63 bytes"},
+                                   {{1, std::int64_t{1} << 32, 1}, "spans 2190433321216 bytes"}};
+  for (const auto& c : cases) {
+    TensorAttributes a;
+    a.set_name("A").set_dim({1, 256, 128}).set_stride({c.strides.begin(), c.strides.end()});
+    a.set_data_type(DataType::kBFloat16);
+    auto host = reference::make_host_tensor(a);
+    ASSERT_FALSE(host);
+    EXPECT_EQ(host.status().code(), ErrorCode::kInvalidArgument);
+    const std::string m = host.status().message();
+    EXPECT_TRUE(m.starts_with("host_tensor_bytes: tensor 'A': layout [1, 256, 128]")) << m;
+    EXPECT_NE(m.find(c.bytes), std::string::npos) << m;
+    EXPECT_NE(m.find("legal: at most 17179869184 bytes"), std::string::npos) << m;
+    std::mt19937_64 rng(1);
+    EXPECT_FALSE(reference::make_random_host_tensor(a, reference::ValueRange::kSigned, rng));
+  }
+}
+
 TEST(HostTensor, ReadsAndWritesThroughStrides) {
   Graph g;
   auto b = g.tensor(
@@ -41,7 +77,7 @@ TEST(HostTensor, ReadsAndWritesThroughStrides) {
   auto c = g.matmul(leaf(g, "A", {1, 3, 4}, DataType::kFp4E2M1), b);
   c->set_output(true).set_data_type(DataType::kFloat32);
   ASSERT_TRUE(g.validate()) << g.validate().message();
-  HostTensor host = reference::make_host_tensor(*b);
+  HostTensor host = reference::make_host_tensor(*b).value();
   ASSERT_EQ(host.bytes.size(), 4u);
   host.set(0, 1, 0, 1.5);  // offset 1: high nibble of byte 0
   host.set(0, 0, 1, -6);   // offset 4: low nibble of byte 2
@@ -108,7 +144,8 @@ TEST(HostTensor, RandomTensorIsNeverAllZeros) {
   int ones = 0;
   for (std::uint64_t seed = 0; seed < 64; ++seed) {
     std::mt19937_64 rng(seed);
-    HostTensor h = reference::make_random_host_tensor(*t, reference::ValueRange::kSigned, rng);
+    HostTensor h =
+        reference::make_random_host_tensor(*t, reference::ValueRange::kSigned, rng).value();
     EXPECT_NE(h.at(0, 0, 0), 0.0) << seed;
     ones += h.at(0, 0, 0) == 1.0;
   }

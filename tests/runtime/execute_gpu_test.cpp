@@ -97,7 +97,7 @@ Outcome run_case(const std::shared_ptr<Device>& device, const Case& c) {
   std::vector<void*> output_data;
   for (const auto& t : graph.tensors()) {
     if (!t->is_output()) continue;
-    auto host = reference::make_host_tensor(*t);
+    auto host = reference::make_host_tensor(*t).value();
     std::fill(host.bytes.begin(), host.bytes.end(), 0xFF);  // NaN in every float type
     output_data.push_back(buffers.upload(host.bytes));
     pack.set(*t->uid(), output_data.back());

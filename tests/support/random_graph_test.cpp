@@ -181,13 +181,13 @@ TEST(RandomGraph, CoversEveryModeAndBothEngines) {
   std::printf("%s\n", text.c_str());
 }
 
-// Every seed: the plan builds and its call matches the fp64 reference, or the graph is
-// declined by the rule the generator broke.
-TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
+// Every seed in [0, seeds): the plan builds and its call matches the fp64 reference, or the
+// graph is declined by the rule the generator broke.
+void sweep(std::uint64_t seeds) {
   const auto device = make_host_device();
   const auto start = std::chrono::steady_clock::now();
   int executed = 0;
-  for (std::uint64_t seed = 0; seed < kSeeds; ++seed) {
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
     auto rg = make_random_graph(seed);
     ASSERT_TRUE(rg) << "seed " << seed << ": " << rg.status().message();
     SCOPED_TRACE(seed_line(rg.value()));
@@ -228,7 +228,21 @@ TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%d of %llu graphs executed and checked in %.2f s\n", executed,
-              static_cast<unsigned long long>(kSeeds), seconds);
+              static_cast<unsigned long long>(seeds), seconds);
+}
+
+TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
+  sweep(kSeeds);
+}
+
+// The same sweep over 10^4 seeds (issue 10): 18,025 executions in 256 s on one core
+// (2026-12-03, this machine), left out of the unit tests; run it with
+// --gtest_also_run_disabled_tests --gtest_filter='RandomGraph.DISABLED_*'. Not yet in CI:
+// seed 5887 fails on both engines alike, a [1,1,1] min tap of log(|acc| + exp(tanh(acc)))
+// whose value is near 0, where fp32's absolute error of log near 1 is a relative error of
+// 9.1e-3 against the 1e-3 tolerance: the oracle's relative measure, not an engine.
+TEST(RandomGraph, DISABLED_TenThousandGraphsMatchTheReference) {
+  sweep(10000);
 }
 
 }  // namespace
