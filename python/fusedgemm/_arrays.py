@@ -173,6 +173,19 @@ def _view(value, what):
                     "numpy arrays, __cuda_array_interface__ or __dlpack__ objects, an int address")
 
 
+class _Subject:
+    """"buffer '<key>'" for messages, formatted only when one is raised."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        name = getattr(self.key, "name", None)
+        return f"buffer '{name}'" if name is not None else f"buffer {self.key!r}"
+
+
 def _check_device(where, device, what):
     if where is not None and where != device:
         raise TypeError(f"{what}: the array is on {where}; the plan runs on {device}")
@@ -211,10 +224,10 @@ def resolve(buffers, device):
     for key, value in buffers.items():
         if value is None:
             continue
-        what = f"buffer {key!r}" if not hasattr(key, "name") else f"buffer '{key.name}'"
         if isinstance(value, int) and not isinstance(value, bool):
             entries.append((key, value, None, None, None))
             continue
+        what = _Subject(key)
         address, shape, strides, type_, where, _, is_torch = _view(value, what)
         _check_device(where, device, what)
         if type_ is None:

@@ -9,4 +9,5 @@ NB_MODULE(_fusedgemm, m) {
   fusedgemm::python::bind_graph(m);
   fusedgemm::python::bind_plan(m);
   fusedgemm::python::bind_reference(m);
+  fusedgemm::python::bind_bench(m);
 }

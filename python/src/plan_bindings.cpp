@@ -18,6 +18,7 @@
 #include "fusedgemm/context.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/plan.h"
+#include "py_plan.h"
 #include "runtime/device.h"
 
 namespace fusedgemm::python {
@@ -28,30 +29,11 @@ struct PyContext {
   std::shared_ptr<Context> context;
 };
 
-// A plan, the device spelling its arrays must live on, and the array module that turns a
-// buffers dict into views (imported once, at build).
-struct PyPlan {
-  Plan plan;
-  std::string device;
-  nb::object arrays;
-};
-
 // A buffers dict as the C++ API sees it, plus what the call needs from Python: the arrays
 // kept alive, PyTorch's current-stream getter (or None) and its argument, and the workspace
 // allocator (or None).
 struct Resolved {
   VariantPack pack;
-  nb::object keepalive;
-  nb::object stream_getter;
-  nb::object stream_arg;
-  nb::object allocator;
-};
-
-// A bound pack with what its executes need; immutable.
-struct PyBound {
-  Plan plan;
-  BoundPack pack;
-  std::uint64_t workspace_bytes = 0;
   nb::object keepalive;
   nb::object stream_getter;
   nb::object stream_arg;
