@@ -303,3 +303,31 @@ def test_custom_op_of_a_plan(seed):
         assert expected.compare(t.name, to_host(r, host)).passed, t.name
     explanation = torch._dynamo.explain(lambda *xs: op(list(xs)))(*[buffers[t.name] for t in graph.inputs])
     assert explanation.graph_break_count == 0
+
+
+def test_the_readme_quick_start():
+    M, N, K = 256, 512, 128
+    g = fusedgemm.Graph("linear_gelu")
+    a = g.tensor(name="A", dims=[1, M, K], strides=[M * K, K, 1], data_type="bf16")
+    b = g.tensor(name="B", dims=[1, K, N], strides=[K * N, 1, K], data_type="bf16")
+    bias = g.tensor(name="bias", dims=[1, 1, N], data_type="bf16")
+    y = g.pointwise(g.pointwise(g.matmul(a, b), bias, mode="add"), mode="gelu_erf")
+    y.set_output(True).set_name("D").set_data_type("bf16")
+    plan = fusedgemm.build(g)
+    assert plan.engine == "fused" and plan.device == "cuda:0"
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+    bb = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+    d = torch.empty(1, M, N, device="cuda", dtype=torch.bfloat16)
+    buffers = {"A": x.view(1, M, K), "B": w.t().unsqueeze(0), "bias": bb, "D": d}
+    plan.execute(buffers)
+    ref = torch.nn.functional.gelu(x.double() @ w.double().T + bb.double())
+    assert ((d[0].double() - ref).norm() / ref.norm()).item() < 1e-2
+    bound = plan.bind(buffers)
+    d.fill_(float("nan"))
+    plan.execute(bound)
+    assert ((d[0].double() - ref).norm() / ref.norm()).item() < 1e-2
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute({**buffers, "D": d[:, :, : N // 2]})
+    assert (info.value.rule, info.value.role, info.value.tensor) == ("extent", "output", "D")
+    assert "legal: 512 for the call's batch 1 M 256 N 512 K 128" in str(info.value)

@@ -15,7 +15,7 @@ def _misaligned(tensor):
     address."""
     dtype = fusedgemm.numpy_dtype(tensor.data_type)
     span = 1 + sum((d - 1) * s for d, s in zip(tensor.dims, tensor.strides))
-    storage = np.full((span + 16) * dtype.itemsize, 0xFF, np.uint8)
+    storage = np.full((span + 64) * dtype.itemsize, 0xFF, np.uint8)  # room for the offset
     base = storage.__array_interface__["data"][0]
     offset = (-base) % 64 + 2
     return np.ndarray(tuple(tensor.dims), dtype, buffer=storage, offset=offset,
