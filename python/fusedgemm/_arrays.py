@@ -134,13 +134,19 @@ def _dlpack_view(value, what):
     return (t.data or 0) + t.byte_offset, shape, strides, type_, where, t.dtype.bits // 8, False
 
 
+@functools.lru_cache(maxsize=None)
+def _numpy_type(dtype):
+    # Keyed by the dtype object: dtype.name builds a string on every call (~1 us).
+    return _NUMPY_TYPES.get(dtype.name)
+
+
 def _numpy_view(value, what):
     itemsize = value.itemsize
     return (
         value.__array_interface__["data"][0],
         value.shape,
         _byte_strides_to_elements(value.strides, itemsize, what),
-        _NUMPY_TYPES.get(value.dtype.name),
+        _numpy_type(value.dtype),
         "host",
         itemsize,
         False,
