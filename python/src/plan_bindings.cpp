@@ -171,8 +171,11 @@ PyVerdict explain(const PyPlan& self, nb::handle buffers, nb::handle workspace) 
   const BoundPack& pack = b ? b->pack : *bound;
   const std::uint64_t needed =
       b ? b->workspace_bytes : value_or_raise(self.plan.workspace_bytes(pack));
+  // The workspace execute would take, allocated for the stream execute would launch on.
+  void* stream = b ? resolve_stream(nb::none(), b->stream_getter, b->stream_arg)
+                   : resolve_stream(nb::none(), r->stream_getter, r->stream_arg);
   CallWorkspace ws =
-      resolve_workspace(self, workspace, needed, b ? b->allocator : r->allocator, nullptr);
+      resolve_workspace(self, workspace, needed, b ? b->allocator : r->allocator, stream);
   const Verdict v = self.plan.explain(pack, ws.workspace);
   return to_verdict(v.rule, v.message);
 }
