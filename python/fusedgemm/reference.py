@@ -7,7 +7,8 @@
     assert expected.compare(graph.find_tensor("D"), out["D"]).passed
 
 Arrays here have the tensor's declared dims, strides and data type (bf16 and fp8 through
-ml_dtypes). The graph must be validated (build() validates it).
+ml_dtypes; without it, their raw bits as uint16 / uint8, which the reference reads alike).
+The graph must be validated (build() validates it).
 """
 
 import numpy as np
@@ -19,8 +20,11 @@ relative_tolerance = _fusedgemm.relative_tolerance
 Comparison = _fusedgemm.Comparison
 
 
-def _itemsize(tensor):
-    return numpy_dtype(tensor.data_type).itemsize
+def _dtype(data_type):
+    try:
+        return numpy_dtype(data_type)
+    except ImportError:
+        return np.dtype({"bf16": np.uint16}.get(data_type, np.uint8))
 
 
 def _span(dims, strides):
@@ -32,7 +36,7 @@ def _span(dims, strides):
 def empty(tensor, fill_byte=0xFF):
     """An array of the tensor's declared dims, strides and type, every byte `fill_byte`
     (0xFF: NaN in every float type, so an element a kernel skips cannot pass)."""
-    dtype = numpy_dtype(tensor.data_type)
+    dtype = _dtype(tensor.data_type)
     storage = np.full(_span(tensor.dims, tensor.strides) * dtype.itemsize, fill_byte, np.uint8)
     return _declared(storage, tensor, dtype)
 
@@ -49,13 +53,13 @@ def random_inputs(graph, seed):
     out = {}
     for uid, data, _, _ in _fusedgemm._reference_random_inputs(graph, seed):
         tensor = graph.find_tensor(uid)
-        dtype = numpy_dtype(tensor.data_type)
+        dtype = _dtype(tensor.data_type)
         out[tensor.name] = _declared(np.frombuffer(data, np.uint8).copy(), tensor, dtype)
     return out
 
 
 def _check_declared(tensor, array):
-    dtype = numpy_dtype(tensor.data_type)
+    dtype = _dtype(tensor.data_type)
     declared = tuple(s * dtype.itemsize for s in tensor.strides)
     if (array.dtype != dtype or tuple(array.shape) != tuple(tensor.dims)
             or tuple(array.strides) != declared):

@@ -8,6 +8,8 @@ import pytest
 import fusedgemm
 from fusedgemm import reference
 
+pytest.importorskip("ml_dtypes")  # bf16 and fp8 numpy arrays on the host device
+
 from conftest import EXAMPLES, call_buffers, host_plan
 
 

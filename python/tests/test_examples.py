@@ -6,6 +6,8 @@ import pytest
 import fusedgemm
 from fusedgemm import reference
 
+pytest.importorskip("ml_dtypes")  # bf16 and fp8 numpy arrays on the host device
+
 from conftest import EXAMPLE_FILES, call_buffers, host_plan
 
 
