@@ -1,0 +1,265 @@
+"""Arrays to the buffer views of a call (DESIGN.md section 10).
+
+An array's address, shape, strides (in elements) and element type become the call's view,
+which the plan's rule table judges exactly as in C++. Accepted: PyTorch tensors, numpy
+arrays (bf16 and fp8 through ml_dtypes), objects with ``__cuda_array_interface__`` (CuPy,
+Numba) or ``__dlpack__`` (JAX, ...), and a bare int (an address, read as the declared
+layout). The extension calls ``resolve`` and ``workspace``; nothing here is cached.
+"""
+
+import ctypes
+import functools
+import sys
+
+import numpy as np
+
+# numpy dtype names (ml_dtypes adds the low-precision ones) -> fusedgemm data types.
+_NUMPY_TYPES = {
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float8_e4m3fn": "fp8_e4m3",
+    "float8_e5m2": "fp8_e5m2",
+    "float8_e8m0fnu": "e8m0",
+    "int8": "int8",
+    "int32": "int32",
+}
+_DATA_TYPE_NUMPY = {v: k for k, v in _NUMPY_TYPES.items()}
+
+# __cuda_array_interface__ typestr (byte order dropped) -> fusedgemm data types.
+_TYPESTR_TYPES = {"f4": "fp32", "f2": "fp16", "i1": "int8", "i4": "int32"}
+
+# DLPack (dtype code, bits) -> fusedgemm data types (dlpack.h, DLDataTypeCode).
+_DLPACK_TYPES = {
+    (2, 32): "fp32",
+    (2, 16): "fp16",
+    (4, 16): "bf16",
+    (10, 8): "fp8_e4m3",
+    (12, 8): "fp8_e5m2",
+    (14, 8): "e8m0",
+    (0, 8): "int8",
+    (0, 32): "int32",
+}
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST = 1, 2, 3
+
+_LEGAL = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, e8m0, int8, int32 arrays"
+
+
+def numpy_dtype(data_type):
+    """The numpy dtype of a fusedgemm data type ('bf16' and fp8 need ml_dtypes)."""
+    name = _DATA_TYPE_NUMPY.get(data_type)
+    if name is None:
+        raise TypeError(f"data type {data_type!r} has no numpy dtype; legal: {_LEGAL}")
+    if name in ("float32", "float16", "int8", "int32"):
+        return np.dtype(name)
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise ImportError(f"numpy arrays of {data_type} need ml_dtypes (pip install ml_dtypes)") from e
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_types(torch):
+    names = {
+        "float32": "fp32",
+        "float16": "fp16",
+        "bfloat16": "bf16",
+        "float8_e4m3fn": "fp8_e4m3",
+        "float8_e5m2": "fp8_e5m2",
+        "float8_e8m0fnu": "e8m0",
+        "int8": "int8",
+        "int32": "int32",
+    }
+    return {getattr(torch, n): t for n, t in names.items() if hasattr(torch, n)}
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dense_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
+
+
+def _byte_strides_to_elements(byte_strides, itemsize, what):
+    out = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise TypeError(f"{what}: a stride of {s} bytes is not a whole number of "
+                            f"{itemsize}-byte elements")
+        out.append(s // itemsize)
+    return tuple(out)
+
+
+def _dlpack_view(value, what):
+    device_type, device_id = value.__dlpack_device__()
+    if device_type in (_DL_CPU, _DL_CUDA_HOST):
+        return _numpy_view(np.from_dlpack(value), what)
+    try:
+        capsule = value.__dlpack__(stream=-1)  # -1: no synchronization (DLPack spec)
+    except TypeError:
+        capsule = value.__dlpack__()
+    t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else _dense_strides(shape)
+    type_ = _DLPACK_TYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
+    where = f"cuda:{t.device.device_id}" if t.device.device_type == _DL_CUDA else None
+    # The capsule is not consumed: the producer's array keeps the memory alive.
+    return (t.data or 0) + t.byte_offset, shape, strides, type_, where, t.dtype.bits // 8, False
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_type(dtype):
+    # Keyed by the dtype object: dtype.name builds a string on every call (~1 us).
+    return _NUMPY_TYPES.get(dtype.name)
+
+
+def _numpy_view(value, what):
+    itemsize = value.itemsize
+    return (
+        value.__array_interface__["data"][0],
+        value.shape,
+        _byte_strides_to_elements(value.strides, itemsize, what),
+        _numpy_type(value.dtype),
+        "host",
+        itemsize,
+        False,
+    )
+
+
+def _view(value, what):
+    """(address, shape, strides, data type or None, device or None, itemsize, is_torch)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        index = value.get_device()
+        where = "host" if index < 0 else f"cuda:{index}"
+        return (value.data_ptr(), tuple(value.shape), value.stride(),
+                _torch_types(torch).get(value.dtype), where, value.element_size(), True)
+    if isinstance(value, np.ndarray):
+        return _numpy_view(value, what)
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        typestr = cai["typestr"]
+        itemsize = int(typestr[2:])
+        shape = tuple(cai["shape"])
+        byte_strides = cai.get("strides")
+        strides = (_dense_strides(shape) if byte_strides is None else
+                   _byte_strides_to_elements(byte_strides, itemsize, what))
+        return (cai["data"][0], shape, strides, _TYPESTR_TYPES.get(typestr[1:]), None, itemsize,
+                False)
+    if hasattr(value, "__dlpack__"):
+        return _dlpack_view(value, what)
+    raise TypeError(f"{what}: {type(value).__name__} is not an array; legal: PyTorch tensors, "
+                    "numpy arrays, __cuda_array_interface__ or __dlpack__ objects, an int address")
+
+
+class _Subject:
+    """"buffer '<key>'" for messages, formatted only when one is raised."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        name = getattr(self.key, "name", None)
+        return f"buffer '{name}'" if name is not None else f"buffer {self.key!r}"
+
+
+def _check_device(where, device, what):
+    if where is not None and where != device:
+        raise TypeError(f"{what}: the array is on {where}; the plan runs on {device}")
+
+
+def _host_workspace(nbytes, stream):
+    array = np.empty(nbytes, dtype=np.uint8)
+    return array.__array_interface__["data"][0], array
+
+
+def _torch_workspace(torch, index, nbytes, stream):
+    # PyTorch's caching allocator, on the current stream; a call on another stream marks the
+    # block in use there too, so it is not handed out again before that stream is done.
+    t = torch.empty(nbytes, dtype=torch.uint8, device=index)
+    if stream != _torch_stream_getter(torch)(index):
+        t.record_stream(torch.cuda.ExternalStream(stream, device=index))
+    return t.data_ptr(), t
+
+
+def _torch_stream_getter(torch):
+    getter = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if getter is not None:
+        return getter
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+def resolve(buffers, device):
+    """Entries (key, address, shape, strides, data type) of a buffers dict, and what the call
+    needs from Python: the arrays to keep alive, the current-stream getter and its argument,
+    and the workspace allocator (each None where there is none)."""
+    if not isinstance(buffers, dict):
+        raise TypeError(f"buffers: a dict from tensor names, uids or Tensors to arrays, not "
+                        f"{type(buffers).__name__}")
+    entries = []
+    uses_torch = False
+    for key, value in buffers.items():
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            entries.append((key, value, None, None, None))
+            continue
+        what = _Subject(key)
+        address, shape, strides, type_, where, _, is_torch = _view(value, what)
+        _check_device(where, device, what)
+        if type_ is None:
+            dtype = getattr(value, "dtype", None)
+            raise TypeError(f"{what}: element type {dtype} has no fusedgemm data type; legal: "
+                            f"{_LEGAL}")
+        uses_torch = uses_torch or is_torch
+        entries.append((key, address, shape, strides, type_))
+    keepalive = list(buffers.values())
+    if device == "host":
+        return entries, keepalive, None, None, _host_workspace
+    if uses_torch:
+        torch = sys.modules["torch"]
+        index = int(device.split(":")[1])
+        return (entries, keepalive, _torch_stream_getter(torch), index,
+                functools.partial(_torch_workspace, torch, index))
+    return entries, keepalive, None, None, None
+
+
+def workspace(value, device):
+    """(address, bytes) of a workspace array: the bytes its layout spans."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise TypeError("workspace: an array (its size is the workspace's), not an address")
+    address, shape, strides, _, where, itemsize, _ = _view(value, "workspace")
+    _check_device(where, device, "workspace")
+    if any(extent == 0 for extent in shape):
+        return address, 0
+    span = 1 + sum((extent - 1) * stride for extent, stride in zip(shape, strides))
+    return address, span * itemsize

@@ -1,0 +1,383 @@
+// fusedgemm.build, Plan, BoundPack, Verdict and Context. Arrays become buffer views in
+// fusedgemm/_arrays.py (numpy, DLPack, __cuda_array_interface__, PyTorch); everything after
+// that — binding, the rule table, the launch — is the C++ execute path, called with the GIL
+// released. A bound pack executes without calling back into Python except for PyTorch's
+// current stream.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "fusedgemm/context.h"
+#include "fusedgemm/device.h"
+#include "fusedgemm/plan.h"
+#include "py_plan.h"
+#include "runtime/device.h"
+
+namespace fusedgemm::python {
+
+namespace {
+
+struct PyContext {
+  std::shared_ptr<Context> context;
+};
+
+// A buffers dict as the C++ API sees it, plus what the call needs from Python: the arrays
+// kept alive, PyTorch's current-stream getter (or None) and its argument, and the workspace
+// allocator (or None).
+struct Resolved {
+  VariantPack pack;
+  nb::object keepalive;
+  nb::object stream_getter;
+  nb::object stream_arg;
+  nb::object allocator;
+};
+
+struct PyVerdict {
+  std::optional<std::string> rule;
+  std::string message;
+  std::optional<std::string> role;
+  std::optional<std::string> tensor;
+};
+
+std::optional<std::string> non_empty(std::string s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+PyVerdict to_verdict(const std::string& rule, const std::string& message) {
+  if (rule.empty()) return {std::nullopt, message, std::nullopt, std::nullopt};
+  const Diagnostic d = parse_diagnostic(message);
+  return {rule, message, non_empty(d.role), non_empty(d.tensor)};
+}
+
+void* as_pointer(nb::handle value) {
+  return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(value));
+}
+
+void add_entry(VariantPack& pack, nb::handle key, BufferView view) {
+  if (nb::isinstance<nb::str>(key)) {
+    pack.set(nb::cast<std::string>(key), std::move(view));
+  } else if (nb::isinstance<TensorAttributes>(key)) {
+    pack.set(nb::cast<Tensor>(key), std::move(view));
+  } else if (PyLong_Check(key.ptr()) && !PyBool_Check(key.ptr())) {
+    pack.set(nb::cast<std::int64_t>(key), std::move(view));
+  } else {
+    throw nb::type_error("buffers: keys are tensor names (str), uids (int) or Tensors");
+  }
+}
+
+// `buffers` (a dict) through fusedgemm._arrays.resolve: entries of (key, address, shape,
+// strides, data type), shape None for a bare address.
+Resolved resolve(const PyPlan& plan, nb::handle buffers) {
+  nb::tuple r = nb::cast<nb::tuple>(plan.arrays.attr("resolve")(buffers, plan.device));
+  Resolved out;
+  for (nb::handle e : r[0]) {
+    nb::tuple entry = nb::borrow<nb::tuple>(e);
+    void* data = as_pointer(entry[1]);
+    if (entry[2].is_none()) {
+      add_entry(out.pack, entry[0], BufferView::address(data));
+      continue;
+    }
+    const DataType type =
+        entry[4].is_none() ? DataType::kNotSet : parse_data_type(nb::cast<std::string>(entry[4]));
+    add_entry(out.pack, entry[0],
+              BufferView::view(data, nb::cast<std::vector<std::int64_t>>(entry[2]),
+                               nb::cast<std::vector<std::int64_t>>(entry[3]), type));
+  }
+  out.keepalive = nb::borrow(r[1]);
+  out.stream_getter = nb::borrow(r[2]);
+  out.stream_arg = nb::borrow(r[3]);
+  out.allocator = nb::borrow(r[4]);
+  return out;
+}
+
+void* resolve_stream(nb::handle stream, nb::handle getter, nb::handle arg) {
+  if (stream.is_none()) return getter.is_none() ? nullptr : as_pointer(getter(arg));
+  if (PyLong_Check(stream.ptr())) return as_pointer(stream);
+  if (nb::hasattr(stream, "cuda_stream")) return as_pointer(stream.attr("cuda_stream"));
+  throw nb::type_error("stream: an int (a CUstream) or an object with a cuda_stream attribute");
+}
+
+struct CallWorkspace {
+  Workspace workspace;
+  nb::object holder;  // whatever owns the memory, kept until the call returns
+};
+
+// The caller's workspace array, or `needed` bytes from the allocator (PyTorch's caching
+// allocator on CUDA, numpy on the host), or none (the workspace rule then judges).
+CallWorkspace resolve_workspace(const PyPlan& plan, nb::handle workspace, std::uint64_t needed,
+                                nb::handle allocator, void* stream) {
+  CallWorkspace out;
+  if (!workspace.is_none()) {
+    nb::tuple r = nb::cast<nb::tuple>(plan.arrays.attr("workspace")(workspace, plan.device));
+    out.workspace = {as_pointer(r[0]), nb::cast<std::uint64_t>(r[1])};
+    out.holder = nb::borrow(workspace);
+    return out;
+  }
+  if (needed == 0 || allocator.is_none()) return out;
+  nb::tuple r = nb::cast<nb::tuple>(allocator(needed, reinterpret_cast<std::uintptr_t>(stream)));
+  out.workspace = {as_pointer(r[0]), needed};
+  out.holder = nb::borrow(r[1]);
+  return out;
+}
+
+void run(const Plan& plan, const BoundPack& pack, const Workspace& workspace, void* stream) {
+  Status status;
+  {
+    nb::gil_scoped_release release;
+    status = plan.execute(pack, workspace, stream);
+  }
+  check(status);
+}
+
+void execute(const PyPlan& self, nb::handle buffers, nb::handle workspace, nb::handle stream) {
+  if (nb::isinstance<PyBound>(buffers)) {
+    const PyBound& b = nb::cast<const PyBound&>(buffers);
+    void* s = resolve_stream(stream, b.stream_getter, b.stream_arg);
+    CallWorkspace ws = resolve_workspace(self, workspace, b.workspace_bytes, b.allocator, s);
+    run(self.plan, b.pack, ws.workspace, s);
+    return;
+  }
+  Resolved r = resolve(self, buffers);
+  const BoundPack bound = value_or_raise(self.plan.bind(r.pack));
+  const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(bound));
+  void* s = resolve_stream(stream, r.stream_getter, r.stream_arg);
+  CallWorkspace ws = resolve_workspace(self, workspace, needed, r.allocator, s);
+  run(self.plan, bound, ws.workspace, s);
+}
+
+PyVerdict explain(const PyPlan& self, nb::handle buffers, nb::handle workspace) {
+  const PyBound* b =
+      nb::isinstance<PyBound>(buffers) ? &nb::cast<const PyBound&>(buffers) : nullptr;
+  std::optional<Resolved> r;
+  std::optional<BoundPack> bound;
+  if (b == nullptr) {
+    r = resolve(self, buffers);
+    auto bound_or = self.plan.bind(r->pack);
+    if (!bound_or) {
+      const std::string m = bound_or.status().message();
+      return to_verdict(parse_diagnostic(m).rule, m);
+    }
+    bound = std::move(bound_or).value();
+  }
+  const BoundPack& pack = b ? b->pack : *bound;
+  const std::uint64_t needed =
+      b ? b->workspace_bytes : value_or_raise(self.plan.workspace_bytes(pack));
+  // The workspace execute would take, allocated for the stream execute would launch on.
+  void* stream = b ? resolve_stream(nb::none(), b->stream_getter, b->stream_arg)
+                   : resolve_stream(nb::none(), r->stream_getter, r->stream_arg);
+  CallWorkspace ws =
+      resolve_workspace(self, workspace, needed, b ? b->allocator : r->allocator, stream);
+  const Verdict v = self.plan.explain(pack, ws.workspace);
+  return to_verdict(v.rule, v.message);
+}
+
+PyBound bind(const PyPlan& self, nb::handle buffers) {
+  Resolved r = resolve(self, buffers);
+  BoundPack pack = value_or_raise(self.plan.bind(r.pack));
+  const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(pack));
+  return PyBound{self.plan,       std::move(pack), needed,     r.keepalive,
+                 r.stream_getter, r.stream_arg,    r.allocator};
+}
+
+std::shared_ptr<Device> make_device(nb::handle device) {
+  if (device.is_none()) return default_device();
+  if (PyLong_Check(device.ptr())) return value_or_raise(make_cuda_device(nb::cast<int>(device)));
+  const std::string spelling = nb::cast<std::string>(nb::str(device));
+  if (spelling == "host") return make_host_device();
+  if (spelling == "cuda") return value_or_raise(make_cuda_device(0));
+  if (spelling.rfind("cuda:", 0) == 0) {
+    try {
+      return value_or_raise(make_cuda_device(std::stoi(spelling.substr(5))));
+    } catch (const std::logic_error&) {
+      // std::stoi: not a number; reported below with the legal spellings.
+    }
+  }
+  throw nb::value_error(("device '" + spelling +
+                         "'; legal: None (CUDA when present, else host), 'host', 'cuda', "
+                         "'cuda:N' or an ordinal")
+                            .c_str());
+}
+
+KernelTuning make_tuning(const nb::dict& tuning) {
+  KernelTuning t;
+  for (auto [key, value] : tuning) {
+    const std::string k = nb::cast<std::string>(key);
+    if (k == "tile_m")
+      t.tile_m = nb::cast<int>(value);
+    else if (k == "tile_n")
+      t.tile_n = nb::cast<int>(value);
+    else if (k == "split_n")
+      t.split_n = nb::cast<bool>(value);
+    else if (k == "cluster_m")
+      t.cluster_m = nb::cast<int>(value);
+    else if (k == "cluster_n")
+      t.cluster_n = nb::cast<int>(value);
+    else if (k == "stages")
+      t.stages = nb::cast<int>(value);
+    else if (k == "dependent_launch")
+      t.dependent_launch = nb::cast<bool>(value);
+    else {
+      throw nb::value_error(("tuning: unknown key '" + k +
+                             "'; legal: tile_m, tile_n, split_n, cluster_m, cluster_n, stages, "
+                             "dependent_launch")
+                                .c_str());
+    }
+  }
+  return t;
+}
+
+PyPlan build_plan(Graph& graph, nb::handle device, std::optional<std::string> engine,
+                  const PyContext* context, std::optional<nb::dict> tuning) {
+  BuildOptions options{make_device(device), context ? context->context : nullptr};
+  if (engine) {
+    if (*engine == "fused")
+      options.engine = Engine::kFused;
+    else if (*engine == "fallback")
+      options.engine = Engine::kFallback;
+    else
+      throw nb::value_error(("engine '" + *engine + "'; legal: None, 'fused', 'fallback'").c_str());
+  }
+  if (tuning) options.tuning = make_tuning(*tuning);
+  nb::object arrays = nb::module_::import_("fusedgemm._arrays");
+  std::optional<Result<Plan>> plan;
+  {
+    nb::gil_scoped_release release;
+    plan.emplace(build(graph, options));
+  }
+  Plan p = value_or_raise(std::move(*plan));
+  const Device& d = p.device();
+  std::string spelling = d.is_host() ? "host" : "cuda:" + std::to_string(d.ordinal());
+  return PyPlan{std::move(p), std::move(spelling), std::move(arrays)};
+}
+
+}  // namespace
+
+void bind_plan(nb::module_& m) {
+  nb::class_<Decline>(m, "Decline", "Why the fused engine refused a graph at build.")
+      .def_ro("rule", &Decline::rule, "The rule's stable snake_case id.")
+      .def_ro("message", &Decline::message, "The diagnostic: rule, role, tensor, numbers.")
+      .def("__repr__", [](const Decline& d) { return "Decline(" + d.message + ")"; });
+
+  nb::class_<PyVerdict>(m, "Verdict",
+                        "What explain says of a call: legal, or the first broken rule.")
+      .def_ro("rule", &PyVerdict::rule, "The broken rule's id, or None when legal.")
+      .def_ro("message", &PyVerdict::message, "The diagnostic, or 'legal'.")
+      .def_ro("role", &PyVerdict::role, "The role the rule names (A, B, aux, ...), or None.")
+      .def_ro("tensor", &PyVerdict::tensor, "The tensor the rule names, or None.")
+      .def_prop_ro(
+          "legal", [](const PyVerdict& v) { return !v.rule.has_value(); },
+          "True when every rule passed.")
+      .def("__bool__", [](const PyVerdict& v) { return !v.rule.has_value(); })
+      .def("__repr__", [](const PyVerdict& v) { return "Verdict(" + v.message + ")"; });
+
+  nb::class_<PyContext>(m, "Context",
+                        "The kernel cache (memory in front of a directory) and debug settings "
+                        "that builds share; read from FUSEDGEMM_* variables unless overridden.")
+      .def(
+          "__init__",
+          [](PyContext* self, std::optional<std::string> cache_dir,
+             std::optional<bool> disable_cache, std::optional<std::string> dump_dir,
+             std::optional<bool> verbose, bool read_environment) {
+            ContextOptions o;
+            o.read_environment = read_environment;
+            if (cache_dir) o.cache_dir = *cache_dir;
+            o.disable_cache = disable_cache;
+            if (dump_dir) o.dump_dir = *dump_dir;
+            o.verbose = verbose;
+            new (self) PyContext{value_or_raise(Context::create(o))};
+          },
+          "cache_dir"_a = nb::none(), "disable_cache"_a = nb::none(), "dump_dir"_a = nb::none(),
+          "verbose"_a = nb::none(), "read_environment"_a = true)
+      .def_prop_ro(
+          "cache_dir", [](const PyContext& c) { return c.context->settings().cache_dir.string(); },
+          "The cache directory in use ('' when none).")
+      .def_prop_ro(
+          "counters",
+          [](const PyContext& c) {
+            const ContextCounters k = c.context->counters();
+            nb::dict d;
+            d["compiles"] = k.compiles;
+            d["disk_hits"] = k.disk_hits;
+            d["memory_hits"] = k.memory_hits;
+            d["corrupt_entries"] = k.corrupt_entries;
+            d["cache_write_failures"] = k.cache_write_failures;
+            return d;
+          },
+          "Compiles and cache hits so far.");
+
+  nb::class_<PyBound>(m, "BoundPack",
+                      "A buffers dict resolved to the plan's order once, for hot loops: pass it "
+                      "to Plan.execute. Keeps its arrays alive; their addresses and layouts are "
+                      "fixed, and every execute still checks every rule.")
+      .def_ro("workspace_bytes", &PyBound::workspace_bytes,
+              "The workspace this call's problem needs (0 without taps).");
+
+  nb::class_<PyPlan>(m, "Plan",
+                     "What build() returns: an engine, a kernel and the rules every call is "
+                     "checked against. Immutable; safe to execute from several threads.")
+      .def_prop_ro(
+          "engine", [](const PyPlan& p) { return std::string(to_string(p.plan.engine())); },
+          "'fused' (one generated kernel) or 'fallback' (unfused).")
+      .def_prop_ro(
+          "declined", [](const PyPlan& p) { return p.plan.declined(); },
+          "Why the fused engine refused the graph (a Decline), or None.")
+      .def_ro("device", &PyPlan::device, "'host' or 'cuda:N'.")
+      .def(
+          "describe", [](const PyPlan& p) { return p.plan.describe(); },
+          "The readable recipe: engine, roles, shape rules, argument plan, kernel choice.")
+      .def(
+          "deferrals",
+          [](const PyPlan& p) {
+            nb::dict d;
+            for (const auto& c : p.plan.deferrals())
+              d[nb::str(c.rule.data(), c.rule.size())] = c.count;
+            return d;
+          },
+          "Refused calls per rule since build, in rule-table order.")
+      .def(
+          "workspace_bytes",
+          [](const PyPlan& p, nb::handle buffers) -> std::uint64_t {
+            if (buffers.is_none()) return p.plan.workspace_bytes();
+            if (nb::isinstance<PyBound>(buffers))
+              return nb::cast<const PyBound&>(buffers).workspace_bytes;
+            Resolved r = resolve(p, buffers);
+            return value_or_raise(p.plan.workspace_bytes(value_or_raise(p.plan.bind(r.pack))));
+          },
+          "buffers"_a = nb::none(),
+          "The workspace a call needs: for the declared problem, or for the problem of "
+          "`buffers` (a dict or a BoundPack). 0 without taps.")
+      .def("bind", &bind, "buffers"_a,
+           "Resolves a buffers dict once (keys: names, uids or Tensors) into a BoundPack.")
+      .def("execute", &execute, "buffers"_a, "workspace"_a = nb::none(), "stream"_a = nb::none(),
+           "Checks every rule, then launches on `stream` (default: PyTorch's current stream for "
+           "PyTorch tensors, else the default stream). `buffers` maps names, uids or Tensors to "
+           "arrays (DLPack, __cuda_array_interface__, PyTorch on CUDA; numpy on the host), or "
+           "is a BoundPack. The workspace, when omitted and needed, comes from PyTorch's "
+           "caching allocator (numpy on the host). A refused call raises IllegalCall and "
+           "writes nothing.")
+      .def("explain", &explain, "buffers"_a, "workspace"_a = nb::none(),
+           "The same rules as execute, launching nothing: a Verdict.")
+      .def("__repr__", [](const PyPlan& p) {
+        return "Plan(engine='" + std::string(to_string(p.plan.engine())) + "', device='" +
+               p.device + "')";
+      });
+
+  m.def("build", &build_plan, "graph"_a, "device"_a = nb::none(), "engine"_a = nb::none(),
+        "context"_a.none() = nb::none(), "tuning"_a = nb::none(),
+        "Validates, analyzes and compiles `graph` into a Plan on `device` ('cuda', 'cuda:N', "
+        "'host'; default CUDA when present, else host). `engine` forces 'fused' or "
+        "'fallback'; `tuning` (tile_m, tile_n, split_n, cluster_m, cluster_n, stages, "
+        "dependent_launch) overrides the kernel choice. Raises GraphError for a malformed "
+        "graph, Declined when engine='fused' and the fused engine refuses it.");
+}
+
+}  // namespace fusedgemm::python

@@ -1,0 +1,127 @@
+"""Bound packs, views the plan reads through, and threads."""
+
+import concurrent.futures
+
+import numpy as np
+import pytest
+
+import fusedgemm
+from fusedgemm import reference
+
+pytest.importorskip("ml_dtypes")  # bf16 and fp8 numpy arrays on the host device
+
+from conftest import EXAMPLES, call_buffers, host_plan
+
+
+def test_a_bound_pack_executes_again_and_sees_new_values(seed):
+    graph, plan = host_plan(EXAMPLES / "aux_bias.json")
+    inputs, outputs = call_buffers(graph, seed)
+    bound = plan.bind({**inputs, **outputs})
+    assert isinstance(bound, fusedgemm.BoundPack)
+    for round_ in range(3):
+        fresh = reference.random_inputs(graph, seed + 1 + round_)
+        for name, array in fresh.items():
+            inputs[name][...] = array  # same addresses, new values
+        for array in outputs.values():
+            array.view(np.uint8)[...] = 0xFF
+        plan.execute(bound)
+        expected = reference.evaluate(graph, inputs)
+        assert expected.compare("D", outputs["D"]).passed
+    assert sum(plan.deferrals().values()) == 0
+
+
+def test_a_bound_pack_keeps_its_arrays_alive(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    d = outputs["D"]
+    bound = plan.bind({**inputs, **outputs})
+    expected = reference.evaluate(graph, inputs)
+    del inputs, outputs
+    plan.execute(bound)
+    assert expected.compare("D", d).passed
+
+
+def test_a_bound_pack_that_breaks_a_rule_is_refused_every_time(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    bound = plan.bind({**inputs, "D": outputs["D"][:, :, :128]})
+    for _ in range(2):
+        with pytest.raises(fusedgemm.IllegalCall) as info:
+            plan.execute(bound)
+        assert (info.value.rule, info.value.role, info.value.tensor) == ("extent", "output", "D")
+    assert plan.deferrals()["extent"] == 2
+    assert plan.explain(bound).rule == "extent"
+    assert (outputs["D"].view(np.uint8) == 0xFF).all()
+
+
+def test_a_bound_pack_of_another_plan_is_refused(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    _, other = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    bound = other.bind({**inputs, **outputs})
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute(bound)
+    assert info.value.rule == "bound_pack"
+    assert (outputs["D"].view(np.uint8) == 0xFF).all()
+
+
+def test_a_bound_tap_pack_gets_its_workspace(seed):
+    graph, plan = host_plan(EXAMPLES / "taps.json")
+    inputs, outputs = call_buffers(graph, seed)
+    bound = plan.bind({**inputs, **outputs})
+    assert bound.workspace_bytes == plan.workspace_bytes(bound) > 0
+    plan.execute(bound)
+    expected = reference.evaluate(graph, inputs)
+    assert all(expected.compare(n, a).passed for n, a in outputs.items())
+
+
+def test_a_smaller_problem_runs_through_views(seed):
+    # A fused plan serves other M and N: arrays of the call's extents are views the rule
+    # table judges, and the outputs match a graph declared at those extents.
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    small = fusedgemm.load_graph(str(EXAMPLES / "plain.json"))
+    for t, dims, strides in (("A", [1, 128, 128], [128 * 128, 128, 1]),
+                             ("B", [1, 128, 64], [128 * 64, 1, 128]),
+                             ("D", [1, 128, 64], [128 * 64, 64, 1])):
+        small.find_tensor(t).set_dim(dims).set_stride(strides)
+    small.validate()
+    inputs, outputs = call_buffers(small, seed)
+    plan.execute({**inputs, **outputs})
+    assert reference.evaluate(small, inputs).compare("D", outputs["D"]).passed
+
+
+def test_threads_execute_one_plan_at_once(seed):
+    graph, plan = host_plan(EXAMPLES / "epilogue.json")
+    calls = [call_buffers(graph, seed + i) for i in range(4)]
+
+    def run(call):
+        inputs, outputs = call
+        for _ in range(2):
+            plan.execute({**inputs, **outputs})
+        return all(reference.evaluate(graph, inputs).compare(n, a).passed
+                   for n, a in outputs.items())
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(pool.map(run, calls))
+    assert sum(plan.deferrals().values()) == 0
+
+
+def test_threads_share_one_bound_pack_and_refusals_stay_per_call(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    bound = plan.bind({**inputs, **outputs})
+    bad = {**inputs, "D": np.zeros((1, 256, 256), np.float32)}
+
+    def run(i):
+        if i % 2:
+            with pytest.raises(fusedgemm.IllegalCall):
+                plan.execute(bad)
+            return "refused"
+        plan.execute(bound)
+        return "ran"
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, range(8)))
+    assert results.count("refused") == 4
+    assert plan.deferrals()["data_type"] == 4
+    assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed

@@ -1,0 +1,140 @@
+"""Refused calls raise IllegalCall naming the rule, role and tensor, count a deferral under
+the rule, and write nothing; explain says the same without launching."""
+
+import numpy as np
+import pytest
+
+import fusedgemm
+from fusedgemm import reference
+
+pytest.importorskip("ml_dtypes")  # bf16 and fp8 numpy arrays on the host device
+
+from conftest import EXAMPLES, call_buffers, host_plan
+
+
+def _misaligned(tensor):
+    """A poisoned array of the tensor's declared layout, starting 2 bytes past an aligned
+    address."""
+    dtype = fusedgemm.numpy_dtype(tensor.data_type)
+    span = 1 + sum((d - 1) * s for d, s in zip(tensor.dims, tensor.strides))
+    storage = np.full((span + 64) * dtype.itemsize, 0xFF, np.uint8)  # room for the offset
+    base = storage.__array_interface__["data"][0]
+    offset = (-base) % 64 + 2
+    return np.ndarray(tuple(tensor.dims), dtype, buffer=storage, offset=offset,
+                      strides=tuple(s * dtype.itemsize for s in tensor.strides))
+
+
+def _untouched(array):
+    return bool((np.asarray(array).view(np.uint8) == 0xFF).all())
+
+
+def _refuse(plan, buffers, rule, role, tensor):
+    verdict = plan.explain(buffers)
+    assert not verdict.legal and verdict.rule == rule, verdict
+    before = plan.deferrals().get(rule, 0)
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute(buffers)
+    e = info.value
+    assert isinstance(e, ValueError)
+    assert (e.rule, e.role, e.tensor) == (rule, role, tensor), str(e)
+    assert str(e) == verdict.message
+    assert (verdict.role, verdict.tensor) == (role, tensor)
+    assert str(e).startswith(f"{rule}: role {role} '{tensor}': ")
+    assert "legal: " in str(e)
+    if rule in plan.deferrals():
+        assert plan.deferrals()[rule] == before + 1
+    return e
+
+
+@pytest.fixture
+def plain(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    return graph, plan, inputs, outputs
+
+
+def test_a_misaligned_output_is_refused_by_alignment_and_nothing_is_written(plain):
+    graph, plan, inputs, _ = plain
+    d = _misaligned(graph.find_tensor("D"))
+    e = _refuse(plan, {**inputs, "D": d}, "alignment", "output", "D")
+    assert "2 bytes past" in str(e)
+    assert _untouched(d)
+
+
+def test_a_wrong_element_type_is_refused_by_data_type(plain):
+    _, plan, inputs, _ = plain
+    d = np.full((1, 256, 256), np.nan, np.float32)
+    e = _refuse(plan, {**inputs, "D": d}, "data_type", "output", "D")
+    assert "view says fp32; legal: bf16" in str(e)
+    assert np.isnan(d).all()
+
+
+def test_a_short_output_is_refused_by_extent(plain):
+    _, plan, inputs, outputs = plain
+    d = outputs["D"][:, :, :255]
+    e = _refuse(plan, {**inputs, "D": d}, "extent", "output", "D")
+    assert "N 255" in str(e)
+    assert _untouched(outputs["D"])
+
+
+def test_a_missing_buffer_is_refused_by_buffer_missing(plain):
+    _, plan, inputs, _ = plain
+    _refuse(plan, dict(inputs), "buffer_missing", "output", "D")
+
+
+def test_an_output_over_an_input_is_refused_by_buffer_overlap(plain):
+    graph, plan, inputs, _ = plain
+    a = inputs["A"]
+    # D's bf16 [1, 256, 256] laid over A's storage (and past it): the output would overwrite
+    # an operand.
+    storage = np.full(256 * 256 * 2, 0xFF, np.uint8)
+    storage[: a.nbytes] = a.view(np.uint8).reshape(-1)
+    a_view = np.ndarray(a.shape, a.dtype, buffer=storage, strides=a.strides)
+    d = np.ndarray((1, 256, 256), a.dtype, buffer=storage, strides=(256 * 256 * 2, 512, 2))
+    before = a_view.copy()
+    _refuse(plan, {**inputs, "A": a_view, "D": d}, "buffer_overlap", "output", "D")
+    assert (a_view.view(np.uint16) == before.view(np.uint16)).all()
+
+
+def test_a_small_workspace_is_refused_by_workspace(seed):
+    graph, plan = host_plan(EXAMPLES / "taps.json")
+    inputs, outputs = call_buffers(graph, seed)
+    need = plan.workspace_bytes({**inputs, **outputs})
+    assert need > 0
+    small = np.zeros(need - 16, np.uint8)
+    buffers = {**inputs, **outputs}
+    verdict = plan.explain(buffers, workspace=small)
+    assert verdict.rule == "workspace", verdict
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute(buffers, workspace=small)
+    assert info.value.rule == "workspace"
+    assert all(_untouched(a) for a in outputs.values())
+    # The same call with a workspace of the size asked for is legal.
+    plan.execute(buffers, workspace=np.zeros(need, np.uint8))
+    expected = reference.evaluate(graph, inputs)
+    assert all(expected.compare(n, a).passed for n, a in outputs.items())
+
+
+def test_an_unknown_key_is_refused_before_the_rules(plain):
+    _, plan, inputs, outputs = plain
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute({**inputs, **outputs, "X": outputs["D"]})
+    assert info.value.rule == "pack_unknown_tensor"
+    assert info.value.role is None
+    assert plan.explain({**inputs, **outputs, "X": outputs["D"]}).rule == "pack_unknown_tensor"
+    assert _untouched(outputs["D"])
+
+
+def test_an_array_of_no_fusedgemm_type_is_a_type_error(plain):
+    _, plan, inputs, _ = plain
+    with pytest.raises(TypeError, match="float64"):
+        plan.execute({**inputs, "D": np.zeros((1, 256, 256))})
+    with pytest.raises(TypeError, match="not an array"):
+        plan.execute({**inputs, "D": "D"})
+
+
+def test_a_legal_call_is_legal(plain):
+    _, plan, inputs, outputs = plain
+    verdict = plan.explain({**inputs, **outputs})
+    assert verdict.legal and bool(verdict) and verdict.rule is None
+    assert _untouched(outputs["D"])  # explain launches nothing
