@@ -26,5 +26,10 @@ cp build/tests/fusedgemm_tests build/fusedgemm build/bench/gpu_bench build/bench
   gpu-carry/bin/
 cp /lib/x86_64-linux-gnu/libfmt.so.9 /lib/x86_64-linux-gnu/libcrypto.so.3 gpu-carry/libs/
 tar -C "$cache" -cJf gpu-carry/cache.tar.xz .
+# The Python package for the GPU machine's Python 3.12: PYTHON312 names an interpreter here
+# with scikit-build-core and nanobind (the wheel links the same libfmt and libcrypto).
+if [ -n "${PYTHON312:-}" ]; then
+  "$PYTHON312" -m pip wheel -q --no-build-isolation --no-deps -w gpu-carry/wheels .
+fi
 echo "gpu-carry: $(find "$cache" -name '*.cubin' | wc -l) kernels, $(du -sh gpu-carry | cut -f1)"
 rm -rf "$cache" "$stubs"

@@ -30,7 +30,7 @@ DimList to_list(const Dims& d) {
 // type and layout (the caller has checked the array matches them).
 reference::HostTensor host_tensor(const TensorAttributes& t, std::uintptr_t address,
                                   std::uint64_t nbytes) {
-  reference::HostTensor h = reference::make_host_tensor(t);
+  reference::HostTensor h = value_or_raise(reference::make_host_tensor(t));
   if (nbytes < h.bytes.size()) {
     throw nb::value_error(("tensor '" + t.name() + "': " + std::to_string(nbytes) +
                            " bytes given; its declared layout needs " +
@@ -61,11 +61,11 @@ void bind_reference(nb::module_& m) {
               "||out - ref|| / ||ref|| over every element.")
       .def_ro("tolerance", &reference::Comparison::tolerance,
               "The largest relative error the output's data type accepts.")
-      .def_ro("nan_count", &reference::Comparison::nan_count,
-              "Non-finite values where the reference is finite.")
+      .def_ro("nonfinite_mismatches", &reference::Comparison::nonfinite_mismatches,
+              "Elements where a NaN or an inf of the output and the reference differ.")
       .def_ro("element_count", &reference::Comparison::element_count, "Elements compared.")
       .def_prop_ro("passed", &reference::Comparison::passed,
-                   "No NaN and the relative error within tolerance.")
+                   "No non-finite mismatch and the relative error within tolerance.")
       .def("__repr__", &reference::Comparison::summary);
 
   nb::class_<reference::Evaluation>(m, "_Evaluation", "The fp64 values of every output.")

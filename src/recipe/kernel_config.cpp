@@ -52,13 +52,15 @@ struct TileShape {
   ConsumerSplit split;
 };
 // Candidates, largest first; a tie keeps the earlier one, so 64-row tiles (both consumers
-// on rows a small M has) come before 128x64, and a split tile before a ping-pong one.
+// on rows a small M has) come before 128x64, a split tile before a ping-pong one, and the
+// wider ping-pong unit (fewer operand bytes per MMA; measured 0.94-1.01 of cuBLASLt where
+// 128x128 measured 0.89-0.97, docs/PERF.md run 7) before the squarer one.
 constexpr TileShape kTiles[] = {
-    {128, 256, ConsumerSplit::kM},       {256, 128, ConsumerSplit::kM},
-    {128, 192, ConsumerSplit::kM},       {128, 128, ConsumerSplit::kM},
-    {64, 256, ConsumerSplit::kN},        {64, 128, ConsumerSplit::kN},
-    {128, 64, ConsumerSplit::kM},        {128, 128, ConsumerSplit::kPingPong},
-    {64, 256, ConsumerSplit::kPingPong},
+    {128, 256, ConsumerSplit::kM},        {256, 128, ConsumerSplit::kM},
+    {128, 192, ConsumerSplit::kM},        {128, 128, ConsumerSplit::kM},
+    {64, 256, ConsumerSplit::kN},         {64, 128, ConsumerSplit::kN},
+    {128, 64, ConsumerSplit::kM},         {64, 256, ConsumerSplit::kPingPong},
+    {128, 128, ConsumerSplit::kPingPong},
 };
 
 std::string_view split_name(ConsumerSplit split) {
@@ -118,15 +120,17 @@ int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
 }
 
 // Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K) of a tile: the
-// larger of its MMA work and its shared-memory traffic (each consumer's wgmma read A's rows
-// once per 64-row group and B's unit once per group; TMA writes every operand tile once).
+// larger of its MMA work and its wgmma operand reads from shared memory (each consumer reads
+// A's rows once per 64-row group and B's unit once per group). TMA's writes are not charged:
+// counting them put ping-pong 64x256 at 0.8 of the MMA rate and cooperative 128x256 at 1.0,
+// and the H200 measured the other order (docs/PERF.md run 7: 0.95-1.01 against 0.90-0.94
+// of cuBLASLt), so they do not share the readers' 128 bytes per clock at this rate.
 double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const int gemms = gemm_count(program);
   const double groups = c.unit_m() / 64.0;
   const double reads = c.tile_readers() * gemms * groups * (64.0 * 32.0 + c.unit_n() * 32.0);
-  const double writes = stage_bytes(program, c) * (32.0 / kTileKBytes);
   const double mma = 2.0 * gemms * c.tile_m * c.tile_n * 16.0 / kMmaFlopsPerClock;
-  return std::max(mma, (reads + writes) / kSharedBytesPerClock);
+  return std::max(mma, reads / kSharedBytesPerClock);
 }
 
 // The model's time for the declared problem: waves of cluster tiles over the resident

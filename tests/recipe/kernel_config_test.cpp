@@ -51,11 +51,15 @@ struct Choice {
 TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
   constexpr auto kM = ConsumerSplit::kM;
   constexpr auto kN = ConsumerSplit::kN;
+  constexpr auto kP = ConsumerSplit::kPingPong;
   const std::vector<Choice> cases = {
-      // Full waves: 128x256, the least shared-memory traffic per MMA, in B-sharing pairs.
-      {Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096}, 128, 256, kM, 2, 1},
-      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 256, kM, 2, 1},
-      {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 128, 256, kM, 2, 1},
+      // Many waves: ping-pong 64x256 (the widest unit, each epilogue hidden behind the
+      // other consumer's MMAs) in B-sharing pairs...
+      {Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096}, 64, 256, kP, 2, 1},
+      {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 64, 256, kP, 2, 1},
+      // ...unless a tile fills its last wave much better: 128x192 at N = 8192 is 20.9 waves
+      // of 21, ping-pong 64x256 31.0 of 32.
+      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},
       // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones.
       {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kN, 2, 1},
       // A decode-size M: 64-row tiles, the consumers split the columns.
@@ -84,7 +88,9 @@ TEST(KernelConfig, FollowsTheDevicesMultiprocessorCount) {
   const KernelConfig few = chosen(program, kSmallPart);
   EXPECT_LT(many.tile_m * many.tile_n, few.tile_m * few.tile_n)
       << describe(many) << " vs " << describe(few);
-  EXPECT_EQ(few.tile_m * few.tile_n, 128 * 256) << describe(few);
+  // Many waves on few SMs: the widest ping-pong unit, a 128x256 block of work per CTA.
+  EXPECT_EQ(few.split, ConsumerSplit::kPingPong) << describe(few);
+  EXPECT_EQ(few.tile_m * few.tile_n, 64 * 256) << describe(few);
 }
 
 // Every flavor's tile keeps the accumulators (two fragments when block-scaled) within 128
