@@ -17,6 +17,7 @@ capturable. ``custom_op`` registers any plan as an op.
 """
 
 import threading
+import atexit
 from typing import List, Optional
 
 import torch
@@ -98,6 +99,13 @@ class PlanCache:
 
 plan_cache = PlanCache()
 """The cache fused_linear and gated_mlp build their plans into."""
+
+# The plans of ops registered by custom_op, by op name. torch.library keeps a registered op
+# alive past the interpreter's teardown, so the op looks its plan up here rather than holding
+# it, and the plans are released at exit, before the extension module goes.
+_op_plans = {}
+atexit.register(_op_plans.clear)
+atexit.register(plan_cache.clear)
 
 
 def _operand_b(g, name, k, n, k_major, data_type):
@@ -262,11 +270,12 @@ def custom_op(name, graph, plan):
         results = allocate(inputs[0].device)
         buffers = dict(zip(input_names, inputs))
         buffers.update((o[0], r) for o, r in zip(outputs, results))
-        plan.execute(buffers)
+        _op_plans[name].execute(buffers)
         return results
 
     @op.register_fake
     def _(inputs):
         return allocate(inputs[0].device)
 
+    _op_plans[name] = plan
     return op

@@ -40,6 +40,12 @@ constexpr int kUnitWidths[] = {64, 128, 192, 256};
 // Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share
 // (Hopper: 32 banks of 4 bytes), and the MMA work an SM does per clock (dense 16-bit).
 constexpr double kSharedBytesPerClock = 128.0;
+// What a byte TMA writes costs against a byte wgmma reads: fitted to the H200, not derived.
+// At 1.0 the model put ping-pong 64x256 at 0.8 of the MMA rate and 128x256 at 1.0, and the
+// measurement ran the other order (docs/PERF.md run 7: 0.95-1.01 of cuBLASLt against
+// 0.90-0.94); at 0 it called 64x128 units MMA-bound, which ran at 0.67-0.79 (run 8, N =
+// 14336). At 0.5 both orders come out as measured.
+constexpr double kTmaWriteWeight = 0.5;
 constexpr double kMmaFlopsPerClock = 4096.0;
 // What a 2-CTA cluster's multicast saves per K step: half the L2 reads of the shared
 // operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
@@ -120,17 +126,16 @@ int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
 }
 
 // Clocks one CTA spends per 16-bit K step of 16 elements (32 bytes of K) of a tile: the
-// larger of its MMA work and its wgmma operand reads from shared memory (each consumer reads
-// A's rows once per 64-row group and B's unit once per group). TMA's writes are not charged:
-// counting them put ping-pong 64x256 at 0.8 of the MMA rate and cooperative 128x256 at 1.0,
-// and the H200 measured the other order (docs/PERF.md run 7: 0.95-1.01 against 0.90-0.94
-// of cuBLASLt), so they do not share the readers' 128 bytes per clock at this rate.
+// larger of its MMA work and its shared-memory traffic (each consumer's wgmma reads A's rows
+// once per 64-row group and B's unit once per group; TMA writes every operand tile once, at
+// kTmaWriteWeight).
 double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const int gemms = gemm_count(program);
   const double groups = c.unit_m() / 64.0;
   const double reads = c.tile_readers() * gemms * groups * (64.0 * 32.0 + c.unit_n() * 32.0);
+  const double writes = stage_bytes(program, c) * (32.0 / kTileKBytes);
   const double mma = 2.0 * gemms * c.tile_m * c.tile_n * 16.0 / kMmaFlopsPerClock;
-  return std::max(mma, reads / kSharedBytesPerClock);
+  return std::max(mma, (reads + kTmaWriteWeight * writes) / kSharedBytesPerClock);
 }
 
 // The model's time for the declared problem: waves of cluster tiles over the resident

@@ -57,6 +57,10 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       // other consumer's MMAs) in B-sharing pairs...
       {Flavor::kPlain, {.m = 4096, .n = 4096, .k = 4096}, 64, 256, kP, 2, 1},
       {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 64, 256, kP, 2, 1},
+      // 64x128 units would fill the waves as well, but TMA's writes and wgmma's reads of a
+      // 64-column unit exceed shared memory's bandwidth (measured 0.67 of cuBLASLt).
+      {Flavor::kPlain, {.m = 4096, .n = 14336, .k = 4096}, 64, 256, kP, 2, 1},
+      {Flavor::kPlain, {.m = 512, .n = 14336, .k = 4096}, 64, 256, kP, 2, 1},
       // ...unless a tile fills its last wave much better: 128x192 at N = 8192 is 20.9 waves
       // of 21, ping-pong 64x256 31.0 of 32.
       {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},

@@ -438,12 +438,19 @@ class Fuzzer {
   }
 
   // The outputs against the fp64 reference of the call-shape graph, inputs read from the
-  // arena through the oracle's reading of each view; and no byte outside the outputs moved.
+  // arena through the oracle's reading of each view; and no byte outside the outputs and the
+  // workspace moved (the workspace is the plan's scratch: the CUDA kernel leaves its tap
+  // counters and partials there, the host device does not).
   std::string check_result(const FuzzPlan& p, const OracleCall& call, const OracleVerdict& v,
                            const std::vector<std::uintptr_t>& written) {
+    const auto* ws = static_cast<const std::uint8_t*>(call.workspace);
+    const auto scratch = [&](const std::uint8_t* byte) {
+      return ws != nullptr && byte >= ws && byte < ws + call.workspace_bytes;
+    };
     for (std::size_t i = 0; i < kFuzzArenaBytes; ++i) {
       const auto a = reinterpret_cast<std::uintptr_t>(base_ + i);
-      if (base_[i] != snapshot_[i] && !std::binary_search(written.begin(), written.end(), a)) {
+      if (base_[i] != snapshot_[i] && !scratch(base_ + i) &&
+          !std::binary_search(written.begin(), written.end(), a)) {
         return fmt::format("byte {} outside every written element changed", i);
       }
     }
