@@ -246,11 +246,19 @@ def resolve(buffers, device):
     if device == "host":
         return entries, keepalive, None, None, _host_workspace
     if uses_torch:
-        torch = sys.modules["torch"]
-        index = int(device.split(":")[1])
-        return (entries, keepalive, _torch_stream_getter(torch), index,
-                functools.partial(_torch_workspace, torch, index))
+        return (entries, keepalive, *torch_context(device)[:3])
     return entries, keepalive, None, None, None
+
+
+def torch_context(device):
+    """(current-stream getter, its argument, workspace allocator, torch.Tensor, dtype ->
+    data type) of a call with PyTorch tensors on `device` ("cuda:N"). With the last two the
+    extension reads a dict of tensors without calling resolve: each tensor's data_ptr(),
+    shape, stride(), dtype and get_device(), as _view does."""
+    torch = sys.modules["torch"]
+    index = int(device.split(":")[1])
+    return (_torch_stream_getter(torch), index, functools.partial(_torch_workspace, torch, index),
+            torch.Tensor, _torch_types(torch))
 
 
 def workspace(value, device):

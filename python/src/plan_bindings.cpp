@@ -74,9 +74,79 @@ void add_entry(VariantPack& pack, nb::handle key, BufferView view) {
   }
 }
 
+nb::object checked(PyObject* result) {
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
+std::vector<std::int64_t> int_tuple(nb::handle tuple) {
+  const Py_ssize_t n = PyTuple_GET_SIZE(tuple.ptr());
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[static_cast<std::size_t>(i)] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple.ptr(), i));
+  }
+  if (PyErr_Occurred()) throw nb::python_error();
+  return out;
+}
+
+// A dict whose every value is a PyTorch tensor on the plan's device, read here as
+// fusedgemm._arrays._view reads one (data_ptr(), shape, stride(), dtype, get_device()) but
+// with no Python frame per tensor: a dict of tensors is the hot call of a Python user.
+// Anything else (another array, a tensor elsewhere, a dtype with no data type) goes to
+// resolve, which also words the refusals.
+std::optional<Resolved> resolve_torch(const PyPlan& plan, nb::handle buffers) {
+  if (plan.device == "host" || !PyDict_Check(buffers.ptr())) return std::nullopt;
+  const nb::object torch = nb::steal(PyImport_GetModule(nb::str("torch").ptr()));
+  if (!torch.is_valid()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  if (!plan.torch_context.is_valid()) {
+    plan.torch_context = plan.arrays.attr("torch_context")(plan.device);
+  }
+  const nb::tuple context = nb::borrow<nb::tuple>(plan.torch_context);
+  auto* const tensor_type = reinterpret_cast<PyTypeObject*>(context[3].ptr());
+  const nb::handle types = context[4];
+  const long long ordinal = nb::cast<long long>(context[1]);
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const stride = PyUnicode_InternFromString("stride");
+  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
+  static PyObject* const shape = PyUnicode_InternFromString("shape");
+  static PyObject* const dtype = PyUnicode_InternFromString("dtype");
+  Resolved out;
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(buffers.ptr(), &position, &key, &value)) {
+    if (value == Py_None) continue;
+    if (!PyObject_TypeCheck(value, tensor_type)) return std::nullopt;
+    if (PyLong_AsLongLong(checked(PyObject_CallMethodNoArgs(value, get_device)).ptr()) != ordinal) {
+      return std::nullopt;
+    }
+    PyObject* const type =
+        PyDict_GetItemWithError(types.ptr(), checked(PyObject_GetAttr(value, dtype)).ptr());
+    if (type == nullptr) {
+      if (PyErr_Occurred()) throw nb::python_error();
+      return std::nullopt;
+    }
+    void* data = reinterpret_cast<void*>(
+        PyLong_AsUnsignedLongLong(checked(PyObject_CallMethodNoArgs(value, data_ptr)).ptr()));
+    add_entry(out.pack, key,
+              BufferView::view(data, int_tuple(checked(PyObject_GetAttr(value, shape))),
+                               int_tuple(checked(PyObject_CallMethodNoArgs(value, stride))),
+                               parse_data_type(nb::cast<std::string>(nb::handle(type)))));
+  }
+  out.keepalive = checked(PyDict_Values(buffers.ptr()));
+  out.stream_getter = nb::borrow(context[0]);
+  out.stream_arg = nb::borrow(context[1]);
+  out.allocator = nb::borrow(context[2]);
+  return out;
+}
+
 // `buffers` (a dict) through fusedgemm._arrays.resolve: entries of (key, address, shape,
 // strides, data type), shape None for a bare address.
 Resolved resolve(const PyPlan& plan, nb::handle buffers) {
+  if (auto fast = resolve_torch(plan, buffers)) return std::move(*fast);
   nb::tuple r = nb::cast<nb::tuple>(plan.arrays.attr("resolve")(buffers, plan.device));
   Resolved out;
   for (nb::handle e : r[0]) {
@@ -256,7 +326,7 @@ PyPlan build_plan(Graph& graph, nb::handle device, std::optional<std::string> en
   Plan p = value_or_raise(std::move(*plan));
   const Device& d = p.device();
   std::string spelling = d.is_host() ? "host" : "cuda:" + std::to_string(d.ordinal());
-  return PyPlan{std::move(p), std::move(spelling), std::move(arrays)};
+  return PyPlan{std::move(p), std::move(spelling), std::move(arrays), nb::object()};
 }
 
 }  // namespace

@@ -16,6 +16,10 @@ struct PyPlan {
   Plan plan;
   std::string device;
   nb::object arrays;
+  // What a call with PyTorch tensors needs besides the tensors (fusedgemm._arrays
+  // .torch_context: the current-stream getter, its argument, the workspace allocator),
+  // made on the first such call; the plan itself stays immutable.
+  mutable nb::object torch_context;
 };
 
 // A bound pack with what its executes need; immutable.
