@@ -1,6 +1,6 @@
 // The random-graph sweep: for seeds 0..299 the generated graph validates, one seed gives one
 // graph, the seeds together cover every pointwise mode, broadcast mode and tap mode and both
-// fused and declined graphs, and each graph (seeds 0..299, and 0..9999 in a disabled test) either
+// fused and declined graphs, and each graph (seeds 0..299, and 0..9999 in a long test) either
 // builds and matches the fp64 reference on the host device on both engines (leaving padding
 // and guards untouched) or is declined by the rule the generator broke
 // (support/random_graph_sweep.h). A failure prints the seed and the graph's summary.
@@ -179,13 +179,17 @@ TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
   sweep(0, kSeeds);
 }
 
-// The same sweep over 10^4 seeds (issue 10): 18,025 executions in 256 s on one core
-// (2026-12-03, this machine), left out of the unit tests; run it with
-// --gtest_also_run_disabled_tests --gtest_filter='RandomGraph.DISABLED_*'. Not yet in CI:
-// seed 5887 fails on both engines alike, a [1,1,1] min tap of log(|acc| + exp(tanh(acc)))
-// whose value is near 0, where fp32's absolute error of log near 1 is a relative error of
-// 9.1e-3 against the 1e-3 tolerance: the oracle's relative measure, not an engine.
-TEST(RandomGraph, DISABLED_TenThousandGraphsMatchTheReference) {
+// The same sweep over 10^4 seeds (issue 10): 10,000 graphs (8,025 fused, 1,975 declined),
+// 18,025 executions, 210 s on one core (2026-12-03, the 2-core build machine, loaded). A
+// ctest of its own with the label `long` (tests/CMakeLists.txt); the sanitizer run in
+// .ci/run leaves it out. It once failed at seed 5887, on both engines alike: a [1,1,1] min
+// tap of log(|acc| + exp(tanh(acc))), whose values are >= 0 and whose min sits next to 0,
+// where fp32's absolute error of log near 1 is a relative error of 9.1e-3 against the 1e-3
+// tolerance. The generator bounded |acc| + exp(tanh(acc)) below by 0.37 instead of 1, so it
+// did not see that the log is >= 0 and that such a min must be an amax (choose_taps); with
+// the bound (Generator::positive) the tap is an amax; 71 of the 10^4 graphs changed, 3 of
+// them (5544, 5887, 7865) only in a tap's mode, a min or max become amax.
+TEST(RandomGraph, TenThousandGraphsMatchTheReference) {
   sweep(0, 10000);
 }
 
