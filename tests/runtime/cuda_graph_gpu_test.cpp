@@ -65,7 +65,8 @@ TEST_P(CudaGraphGpu, ReplaysMatchDirectExecute) {
   void* s = stream.value()->stream();
 
   // Direct: the reference the replays are held to.
-  ASSERT_TRUE(plan->execute(bound.value(), workspace.value(), s));
+  const Status executed = plan->execute(bound.value(), workspace.value(), s);
+  ASSERT_TRUE(executed) << executed.message();
   ASSERT_TRUE(stream.value()->synchronize());
   ASSERT_TRUE(device_call.download());
   EXPECT_TRUE(call->matches_reference(graph.value()));
