@@ -135,6 +135,18 @@ class Plan {
   // Checks every rule, then launches on `stream` (one launch, nothing else). A refused call
   // writes nothing and counts a deferral under the broken rule. Safe from several threads
   // at once; calls that run concurrently on the device need workspaces of their own.
+  //
+  // CUDA graph capture: an execute on a stream that is being captured (any capture mode)
+  // issues only capturable work (the fused engine's one launch; the fallback's step kernels
+  // and cuBLASLt GEMMs) and the graph replays it: the rules are checked once, at capture,
+  // and the call as bound then — every buffer address, the workspace's address and size,
+  // the extents and the kernel arguments — is baked into the graph. So every buffer and the
+  // workspace must stay allocated at the same addresses, and the plan alive, for as long as
+  // the graph may be launched; new inputs are written into the same buffers. The workspace
+  // needs no initialization between replays (taps restart their counts), but replays
+  // running at the same time need workspaces of their own, as executes do. build() (compile
+  // and load) is not capturable: build every plan before capturing.
+  // tests/runtime/cuda_graph_gpu_test.cpp replays every example this way.
   Status execute(const BoundPack& pack, const Workspace& workspace, void* stream) const;
   Status execute(const VariantPack& pack, const Workspace& workspace, void* stream) const;
 

@@ -13,7 +13,9 @@
 // same graph on every standard library. Values stay O(1): exp reads a bounded value, log,
 // sqrt, rsqrt, reciprocal, div and pow read positive ones (exp(tanh(x)) and the like),
 // mul taps reduce factors near 1, and comparisons read exact values (aux inputs and their
-// neg, abs, max, min, relu): fp32 and fp64 take the same branch everywhere.
+// neg, abs, max, min, relu): fp32 and fp64 take the same branch everywhere. A min (max) tap
+// of computed values whose range (as the generator bounds it) is nearly >= 0 (<= 0) becomes
+// an amax: such a min sits next to 0, where fp32's absolute error is a large relative one.
 #pragma once
 
 #include <cstdint>

@@ -102,7 +102,14 @@ int Generator::positive(int v) {
   const int e = exp_of(tanh_of(v));
   if (rng_.percent(50)) return e;
   const int a = abs_of(squash(v, 30.0));
-  return emit(op(PointwiseMode::kAdd), {a, e}, at(a).lo + at(e).lo, at(a).hi + at(e).hi);
+  // |s| + exp(tanh(v)), s being v or tanh(v), is at least 1 for every v: it is 1 at v = 0
+  // and grows away from 0 on either side (for v < 0, -s + exp(tanh v) has the derivative
+  // exp(tanh v) sech^2 v - 1, or (exp(tanh v) - 1) sech^2 v, both < 0), not merely the sum
+  // of its terms' least values (0 + 0.37), because both terms read the same v. The bound
+  // lets choose_taps see that a log of it is >= 0, so that its min (next to 0, where fp32's
+  // absolute error of log near 1 is a large relative one) becomes an amax.
+  return emit(op(PointwiseMode::kAdd), {a, e}, std::max(1.0, at(a).lo + at(e).lo),
+              at(a).hi + at(e).hi);
 }
 
 // Two values may meet in a node unless they share an origin through different rounding

@@ -1,8 +1,9 @@
 // The random-graph sweep: for seeds 0..299 the generated graph validates, one seed gives one
 // graph, the seeds together cover every pointwise mode, broadcast mode and tap mode and both
-// fused and declined graphs, and each graph either builds and matches the fp64 reference on
-// the host device (leaving padding and guards untouched) or is declined by the rule the
-// generator broke. A failure prints the seed and the graph's one-line summary.
+// fused and declined graphs, and each graph (seeds 0..299, and 0..9999 in a long test) either
+// builds and matches the fp64 reference on the host device on both engines (leaving padding
+// and guards untouched) or is declined by the rule the generator broke
+// (support/random_graph_sweep.h). A failure prints the seed and the graph's summary.
 #include "support/random_graph.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +18,7 @@
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
-#include "recipe/rules.h"
-#include "support/call_harness.h"
+#include "support/random_graph_sweep.h"
 
 namespace fusedgemm::test {
 namespace {
@@ -27,28 +27,6 @@ constexpr std::uint64_t kSeeds = 300;
 
 std::string seed_line(const RandomGraph& rg) {
   return fmt::format("seed {}: {}", rg.seed, rg.summary);
-}
-
-// The call's buffers the plan knows: a dead node's inputs are no tensor of the plan.
-VariantPack live_pack(CallBuffers& call, const Plan& plan, bool views) {
-  VariantPack pack;
-  for (auto& t : call.tensors()) {
-    if (!plan.slot_of(t.uid)) continue;
-    void* data = t.buffer->data();
-    const auto& l = t.layout;
-    if (views) {
-      pack.set(t.name, BufferView::view(data, {l.shape[0], l.shape[1], l.shape[2]},
-                                        {l.stride[0], l.stride[1], l.stride[2]}, t.type));
-    } else {
-      pack.set(t.name, data);
-    }
-  }
-  return pack;
-}
-
-bool is_rule(const std::string& id) {
-  const auto table = recipe::rule_table();
-  return std::any_of(table.begin(), table.end(), [&](const recipe::Rule& r) { return r.id == id; });
 }
 
 TEST(RandomGraph, ValidatesAndIsDeterministic) {
@@ -181,68 +159,38 @@ TEST(RandomGraph, CoversEveryModeAndBothEngines) {
   std::printf("%s\n", text.c_str());
 }
 
-// Every seed in [0, seeds): the plan builds and its call matches the fp64 reference, or the
-// graph is declined by the rule the generator broke.
-void sweep(std::uint64_t seeds) {
+// Every seed in [first, last) on the host device (support/random_graph_sweep.h): the plan
+// builds and its call matches the fp64 reference, or the graph is declined by the rule the
+// generator broke and runs on the fallback engine; a fusable graph runs on both engines.
+void sweep(std::uint64_t first, std::uint64_t last) {
   const auto device = make_host_device();
   const auto start = std::chrono::steady_clock::now();
-  int executed = 0;
-  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
-    auto rg = make_random_graph(seed);
-    ASSERT_TRUE(rg) << "seed " << seed << ": " << rg.status().message();
-    SCOPED_TRACE(seed_line(rg.value()));
-    // A declined graph runs on the fallback engine, naming the rule; a fusable one runs
-    // fused and, forced, on the fallback too. Every run matches the reference.
-    auto plan = build(rg->graph, BuildOptions(device));
-    ASSERT_TRUE(plan) << plan.status().message();
-    if (!rg->expected_decline.empty()) {
-      EXPECT_EQ(plan->engine(), Engine::kFallback);
-      ASSERT_TRUE(plan->declined().has_value()) << "expected a decline by " << rg->expected_decline;
-      EXPECT_TRUE(is_rule(plan->declined()->rule)) << plan->declined()->message;
-      EXPECT_EQ(plan->declined()->rule, rg->expected_decline) << plan->declined()->message;
-    } else {
-      EXPECT_EQ(plan->engine(), Engine::kFused);
-    }
-    std::vector<Plan> plans{std::move(plan.value())};
-    if (rg->expected_decline.empty()) {
-      BuildOptions forced(device);
-      forced.engine = Engine::kFallback;
-      auto fallback = build(rg->graph, forced);
-      ASSERT_TRUE(fallback) << fallback.status().message();
-      plans.push_back(std::move(fallback.value()));
-    }
-    for (const Plan& p : plans) {
-      SCOPED_TRACE(to_string(p.engine()));
-      auto call = CallBuffers::make(rg->graph, seed);
-      ASSERT_TRUE(call) << call.status().message();
-      call->prepare();
-      const VariantPack pack = live_pack(call.value(), p, seed % 2 == 1);
-      const Status s = p.execute(pack, workspace_of(p, pack), nullptr);
-      ASSERT_TRUE(s) << s.message();
-      EXPECT_EQ(total_deferrals(p), 0u);
-      EXPECT_TRUE(call->matches_reference(rg->graph));
-      EXPECT_TRUE(call->outside_untouched());
-      ++executed;
-    }
+  SweepTally tally;
+  for (std::uint64_t seed = first; seed < last; ++seed) {
+    sweep_seed(device, seed, run_on_host, tally);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%d of %llu graphs executed and checked in %.2f s\n", executed,
-              static_cast<unsigned long long>(seeds), seconds);
+  std::printf("seeds [%llu, %llu): %s, in %.2f s\n", static_cast<unsigned long long>(first),
+              static_cast<unsigned long long>(last), tally.summary().c_str(), seconds);
 }
 
 TEST(RandomGraph, SweepBuildsOrDeclinesAndMatchesReference) {
-  sweep(kSeeds);
+  sweep(0, kSeeds);
 }
 
-// The same sweep over 10^4 seeds (issue 10): 18,025 executions in 256 s on one core
-// (2026-12-03, this machine), left out of the unit tests; run it with
-// --gtest_also_run_disabled_tests --gtest_filter='RandomGraph.DISABLED_*'. Not yet in CI:
-// seed 5887 fails on both engines alike, a [1,1,1] min tap of log(|acc| + exp(tanh(acc)))
-// whose value is near 0, where fp32's absolute error of log near 1 is a relative error of
-// 9.1e-3 against the 1e-3 tolerance: the oracle's relative measure, not an engine.
-TEST(RandomGraph, DISABLED_TenThousandGraphsMatchTheReference) {
-  sweep(10000);
+// The same sweep over 10^4 seeds (issue 10): 10,000 graphs (8,025 fused, 1,975 declined),
+// 18,025 executions, 210 s on one core (2026-12-03, the 2-core build machine, loaded). A
+// ctest of its own with the label `long` (tests/CMakeLists.txt); the sanitizer run in
+// .ci/run leaves it out. It once failed at seed 5887, on both engines alike: a [1,1,1] min
+// tap of log(|acc| + exp(tanh(acc))), whose values are >= 0 and whose min sits next to 0,
+// where fp32's absolute error of log near 1 is a relative error of 9.1e-3 against the 1e-3
+// tolerance. The generator bounded |acc| + exp(tanh(acc)) below by 0.37 instead of 1, so it
+// did not see that the log is >= 0 and that such a min must be an amax (choose_taps); with
+// the bound (Generator::positive) the tap is an amax; 71 of the 10^4 graphs changed, 3 of
+// them (5544, 5887, 7865) only in a tap's mode, a min or max become amax.
+TEST(RandomGraph, TenThousandGraphsMatchTheReference) {
+  sweep(0, 10000);
 }
 
 }  // namespace
