@@ -13,8 +13,8 @@ namespace {
 // The exit codes of tools/commands.h, stated once for every command's --help.
 constexpr const char* kExitCodes =
     "Exit codes: 0 all good; 1 a check failed (an output FAIL, a refused call, a spill, a "
-    "graph the forced fused engine declines); 2 could not run (unreadable file, invalid graph, "
-    "a folder with no *.json files, bad usage).";
+    "graph the forced fused engine declines, a graph neither engine runs); 2 could not run "
+    "(unreadable file, invalid graph, a folder with no *.json files, bad usage).";
 
 int run_tool(int argc, char** argv) {
   using namespace fusedgemm::tool;
