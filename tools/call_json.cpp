@@ -1,6 +1,9 @@
 #include "call_json.h"
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -88,16 +91,24 @@ Result<CallDescription> call_from_json(std::string_view text) {
 }
 
 Result<CallDescription> load_call(const std::string& path) {
+  // Errors in load_graph's shape: "load_call: cannot open '<path>': <why>", or
+  // "load_call: '<path>': call_json: <field>: ..." for bad content.
+  std::error_code ec;
+  FG_CHECK(
+      !std::filesystem::is_directory(path, ec), ErrorCode::kIo,
+      fmt::format("load_call: cannot read '{}': it is a folder; legal: a call JSON file", path));
   std::ifstream in(path, std::ios::binary);
-  FG_CHECK(in, ErrorCode::kIo, fmt::format("call_json: cannot open '{}'", path));
+  FG_CHECK(in, ErrorCode::kIo,
+           fmt::format("load_call: cannot open '{}': {}", path, std::strerror(errno)));
   std::string text;
   try {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } catch (const std::exception& e) {
-    return Status(ErrorCode::kIo, fmt::format("call_json: cannot read '{}': {}", path, e.what()));
+    return Status(ErrorCode::kIo, fmt::format("load_call: cannot read '{}': {}", path, e.what()));
   }
   auto call = call_from_json(text);
-  FG_CHECK(call, call.status().code(), fmt::format("'{}': {}", path, call.status().message()));
+  FG_CHECK(call, call.status().code(),
+           fmt::format("load_call: '{}': {}", path, call.status().message()));
   return call;
 }
 

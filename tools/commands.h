@@ -1,5 +1,12 @@
-// The subcommands of the `fusedgemm` tool. Each returns the process exit code: 0 on
-// success, 1 when the command ran and found a failure, 2 when it could not run.
+// The subcommands of the `fusedgemm` tool. Each returns the process exit code, the same
+// three for every command (and for the command line itself):
+//   0 (kExitOk)        everything passed: valid graphs, every output PASS, a legal call,
+//                      every kernel compiled without spills;
+//   1 (kExitFailed)    the command ran and a check failed: an output FAIL, a refused call,
+//                      a spill, `run --engine fused` on a graph the fused engine declines;
+//   2 (kExitCannotRun) it could not run: an unreadable file, an invalid graph, a folder
+//                      with no *.json files, bad usage (every CLI11 parse error).
+// Over a folder the worst code of its graphs wins (2 over 1 over 0).
 #pragma once
 
 #include <cstdint>
@@ -7,11 +14,26 @@
 #include <string>
 #include <vector>
 
+#include "fusedgemm/status.h"
+
 namespace fusedgemm::tool {
 
-// `path` itself, or every *.json file in it (sorted) when it is a folder.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitCannotRun = 2;
+
+// `path` itself, or every *.json file in it (sorted) when it is a folder (none: empty).
 std::vector<std::string> graph_files(const std::string& path);
 
+// Prints the status as "error (<code>):\n<message>" on stderr; kExitFailed for a refused
+// call (kIllegalCall), kExitCannotRun for anything else.
+int report(const Status& status);
+// A folder with no graph in it: an error naming it, kExitCannotRun.
+int no_graph_files(const std::string& path);
+int worst_exit(int a, int b);
+
+// validate and analyze take a graph file or a folder. An invalid graph is kExitCannotRun for
+// both; analyze's support verdict (fused, or declined to the fallback) is not a failure.
 int validate_command(const std::string& path);
 int analyze_command(const std::string& path);
 
@@ -40,6 +62,8 @@ struct CompileCommandOptions {
 int compile_command(const CompileCommandOptions& options);
 
 int explain_rules_command();
+// Without a call: each plan's recipe (a graph file or a folder). With one: the verdict on the
+// call against one graph file, kExitFailed when a rule refuses it.
 int explain_command(const std::string& graph_path, const std::string& call_path);
 
 }  // namespace fusedgemm::tool

@@ -25,8 +25,6 @@
 
 namespace fusedgemm::tool {
 
-int report(const Status& status);
-
 namespace {
 
 enum class Outcome { kCompiled, kSpilled, kNotCompiled, kFailed, kError };
@@ -72,8 +70,13 @@ Outcome compile_one(const std::string& path, Context& context, int sm_count,
   if (!graph) return report(graph.status()), Outcome::kError;
   if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
   if (size.any()) {
+    // A graph declined by a structure rule (a chained GEMM) has no one problem to resize; its
+    // plan is the fallback engine's, which build() makes at the declared dims, so those are
+    // the kernels a cache needs. resize_graph refuses such a graph before changing it.
     if (Status s = reference::resize_graph(graph.value(), size); !s) {
-      return report(s), Outcome::kError;
+      if (s.code() != ErrorCode::kDeclined) return report(s), Outcome::kError;
+      std::printf("  at the declared dims: --batch/--m/--n/--k resize one GEMM problem (%s)\n",
+                  s.message().c_str());
     }
     if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
   }
@@ -161,12 +164,13 @@ int compile_command(const CompileCommandOptions& options) {
     std::fprintf(stderr,
                  "compile: --arch %s: only sm_90a is generated (the kernel uses wgmma and TMA)\n",
                  options.arch.c_str());
-    return 2;
+    return kExitCannotRun;
   }
   const std::vector<std::string> paths = graph_files(options.path);
+  if (paths.empty()) return no_graph_files(options.path);
 
   auto context = Context::create();
-  if (!context) return report(context.status()), 2;
+  if (!context) return report(context.status()), kExitCannotRun;
   const int sm_count = options.sm_count > 0 ? options.sm_count : local_sm_count();
   const ContextSettings& settings = context.value()->settings();
   const std::string cache = settings.cache_disabled      ? std::string("disabled")
@@ -192,8 +196,8 @@ int compile_command(const CompileCommandOptions& options) {
       "or not generated "
       "yet), %d failed to compile, %d errors\n",
       static_cast<int>(paths.size()), compiled, spilled, not_compiled, failed, errors);
-  if (errors != 0) return 2;
-  return spilled + failed == 0 ? 0 : 1;
+  if (errors != 0) return kExitCannotRun;
+  return spilled + failed == 0 ? kExitOk : kExitFailed;
 }
 
 }  // namespace fusedgemm::tool

@@ -6,21 +6,32 @@
 #include <new>
 
 #include "commands.h"
+#include "fusedgemm/version.h"
 
 namespace {
+
+// The exit codes of tools/commands.h, stated once for every command's --help.
+constexpr const char* kExitCodes =
+    "Exit codes: 0 all good; 1 a check failed (an output FAIL, a refused call, a spill, a "
+    "graph the forced fused engine declines, a graph neither engine runs); 2 could not run "
+    "(unreadable file, invalid graph, a folder with no *.json files, bad usage).";
 
 int run_tool(int argc, char** argv) {
   using namespace fusedgemm::tool;
   CLI::App app{"fusedgemm: fused GEMM graphs for NVIDIA Hopper"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "fusedgemm " + std::string(fusedgemm::version()),
+                       "print the version and exit");
+  app.footer(kExitCodes);
 
   std::string path;
-  auto* validate = app.add_subcommand("validate", "validate a graph and print it");
-  validate->add_option("graph", path, "graph JSON file")->required();
+  auto* validate =
+      app.add_subcommand("validate", "validate a graph (or every graph of a folder) and print it");
+  validate->add_option("graph", path, "graph JSON file, or a folder of them")->required();
 
   auto* analyze =
       app.add_subcommand("analyze", "print a graph's fusion program and support verdict");
-  analyze->add_option("graph", path, "graph JSON file")->required();
+  analyze->add_option("graph", path, "graph JSON file, or a folder of them")->required();
 
   RunOptions run_options;
   auto* run = app.add_subcommand(
@@ -44,9 +55,8 @@ int run_tool(int argc, char** argv) {
       "Exit 0: every graph compiled without spills (a graph the support gate declines: its "
       "fallback engine step kernels). A graph of a type the generator does not emit yet prints "
       "\"not compiled: <reason>\" and does not fail. Exit 1: a kernel spills or NVRTC refuses it. "
-      "Exit 2: an error (unreadable or "
-      "invalid graph, no NVRTC). FUSEDGEMM_CACHE_DIR and the other FUSEDGEMM_* variables "
-      "apply as in build().");
+      "Exit 2: an error (unreadable or invalid graph, a folder with no *.json files, no NVRTC). "
+      "FUSEDGEMM_CACHE_DIR and the other FUSEDGEMM_* variables apply as in build().");
   compile->add_option("graph", compile_options.path, "graph JSON file, or a folder of them")
       ->required();
   compile->add_option("--m", compile_options.m, "rows of the problem to choose the tile for");
@@ -65,10 +75,20 @@ int run_tool(int argc, char** argv) {
   auto* explain = app.add_subcommand(
       "explain", "print a plan's recipe, or the verdict on a call (CALL.json), or the rule table");
   explain->add_flag("--rules", list_rules, "print the rule table");
-  explain->add_option("graph", path, "graph JSON file");
+  explain->add_option("graph", path, "graph JSON file (without a call: or a folder of them)");
   explain->add_option("call", call_path, "call JSON file (docs/call-json.md)");
+  for (CLI::App* command : {validate, analyze, run, compile, explain}) {
+    if (command->get_footer().empty()) command->footer(kExitCodes);
+  }
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" of exit code 0; every real parse error (CLI11's own
+    // codes: 104 conversion, 105 validation, 106 required, 109 extras, ...) is bad usage.
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitCannotRun;
+  }
   if (*validate) return validate_command(path);
   if (*analyze) return analyze_command(path);
   if (*run) return run_command(run_options);
@@ -76,7 +96,7 @@ int run_tool(int argc, char** argv) {
   if (list_rules) return explain_rules_command();
   if (path.empty()) {
     std::fprintf(stderr, "explain: give a graph (and optionally a call), or --rules\n");
-    return 2;
+    return kExitCannotRun;
   }
   return explain_command(path, call_path);
 }
@@ -94,5 +114,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error (internal):\nuncaught exception: %s\n", e.what());
   }
-  return 2;
+  return fusedgemm::tool::kExitCannotRun;
 }

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -352,12 +353,15 @@ std::string graph_to_json(const Graph& graph) {
 }
 
 Result<Graph> load_graph(const std::string& path) {
+  std::error_code ec;
+  FG_CHECK(
+      !std::filesystem::is_directory(path, ec), ErrorCode::kIo,
+      fmt::format("load_graph: cannot read '{}': it is a folder; legal: a graph JSON file", path));
   std::ifstream in(path, std::ios::binary);
   FG_CHECK(in, ErrorCode::kIo,
            fmt::format("load_graph: cannot open '{}': {}", path, std::strerror(errno)));
   std::string text;
   try {
-    // libstdc++ throws from here when the path is a directory (EISDIR).
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } catch (const std::exception& e) {
     return Status(ErrorCode::kIo, fmt::format("load_graph: cannot read '{}': {}", path, e.what()));
