@@ -7,8 +7,9 @@
 #   3. `fusedgemm run examples/` on the GPU
 #   4. host cost of execute (bench/gpu_bench.cpp)
 #   5. device throughput against cuBLASLt (BENCH: quick, full or none; default quick)
-#   6. when gpu-carry/wheels/ holds the package's wheel (gpu_pack.sh with PYTHON312 set):
-#      the Python GPU tests (pytest -m gpu) and the Python host cost (bench/python_host_cost.py)
+#   6. when gpu-carry/wheels/ holds the package's wheel (gpu_pack.sh with PYTHON312 set) and
+#      PYTHON is not 0: the Python GPU tests (pytest -m gpu) and the Python host cost
+#      (bench/python_host_cost.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -47,7 +48,7 @@ if [ "$bench" != none ]; then
   step throughput "${BENCH_SECONDS:-240}" $bin/device_throughput "$out/device_throughput.csv" "${args[@]}"
   cat "$out/throughput.txt"
 fi
-if ls gpu-carry/wheels/*.whl >/dev/null 2>&1; then
+if [ "${PYTHON:-1}" != 0 ] && ls gpu-carry/wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/fusedgemm-site \
     gpu-carry/wheels/*.whl
   export PYTHONPATH=/tmp/fusedgemm-site PYTHONUNBUFFERED=1

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -106,6 +107,38 @@ reference::OutputValues as_expected(const reference::HostTensor& t) {
   return out;
 }
 
+// Whether written tensor i of two runs of one seed differs by more than its type's
+// tolerance, measured as compare() measures an output: ||fused - fallback|| over the norm of
+// the fp64 reference (absolute where the reference is 0). Not over the fallback's norm: where
+// the true value is 0 (seed 956: (aux - acc) - aux + acc), both engines store fp32 rounding
+// residue, each within tolerance of the reference, and residues agree with nothing.
+std::string engines_disagree(const SweepRun& fused, const SweepRun& fallback, std::size_t i) {
+  const reference::HostTensor& f = fused.written[i];
+  const reference::HostTensor& g = fallback.written[i];
+  const auto want =
+      std::find_if(fused.expected.begin(), fused.expected.end(),
+                   [&](const reference::OutputValues& v) { return v.uid == fused.uids[i]; });
+  if (want == fused.expected.end()) return "no reference output";
+  double diff2 = 0.0;
+  double ref2 = 0.0;
+  std::size_t e = 0;
+  for (std::int64_t b = 0; b < want->dims[0]; ++b) {
+    for (std::int64_t r = 0; r < want->dims[1]; ++r) {
+      for (std::int64_t c = 0; c < want->dims[2]; ++c, ++e) {
+        const double d = f.at(b, r, c) - g.at(b, r, c);
+        if (!std::isfinite(d) && f.at(b, r, c) != g.at(b, r, c)) return "a non-finite mismatch";
+        if (std::isfinite(d)) diff2 += d * d;
+        if (std::isfinite(want->rounded[e])) ref2 += want->rounded[e] * want->rounded[e];
+      }
+    }
+  }
+  const double relative = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  const double tolerance = reference::compare(f, *want).tolerance;
+  if (relative <= tolerance) return "";
+  return fmt::format("fused vs fallback {:.1e} of the reference's norm (tol {:.1e})", relative,
+                     tolerance);
+}
+
 class DifferentialGpu : public OnGpu<> {
  protected:
   // Returns whether both engines ran (and agreed).
@@ -186,6 +219,13 @@ void warm_kernel_cache(int sm_count, std::uint64_t seeds) {
 // nothing on a cache warmed beforehand (scripts/gpu_pack.sh runs the *Gpu* suites on the
 // compile-only device: 1000 seeds ~20 min on 2 cores); then the sweep loads, executes and
 // evaluates fp64. Fewer seeds for a quick look: FUSEDGEMM_SWEEP_SEEDS=40.
+//
+// Open finding (H200, 2026-12-03: 1000 seeds in 146 s, 999 pass): seed 401 fails on both
+// engines, a mul tap over 64 rows of sqrt(exp(tanh(fp8 GEMM sum))) at 1.1e-3 against the
+// 1e-3 of fp32. A product of n factors multiplies each factor's relative error by n, and
+// Hopper's fp8 MMA accumulates with fewer bits than fp32; neither engine promotes the
+// accumulator (DeepGEMM's fix) nor does the generator bound a product tap's length. Kept
+// failing until one of them does.
 TEST_F(DifferentialGpu, RandomGraphSweep) {
   const char* env = std::getenv("FUSEDGEMM_SWEEP_SEEDS");
   const std::uint64_t seeds = env != nullptr ? std::strtoull(env, nullptr, 10) : 1000;
@@ -213,15 +253,12 @@ TEST_F(DifferentialGpu, RandomGraphSweep) {
     std::vector<SweepRun> runs;
     sweep_seed(device_, seed, on_gpu, tally, &runs);
     if (runs.size() != 2 || runs[0].engine != Engine::kFused) continue;
-    const auto& fused = runs[0].written;
-    const auto& fallback = runs[1].written;
-    ASSERT_EQ(fused.size(), fallback.size());
+    ASSERT_EQ(runs[0].written.size(), runs[1].written.size());
     bool same = true;
-    for (std::size_t i = 0; i < fused.size(); ++i) {
-      const auto cmp = reference::compare(fused[i], as_expected(fallback[i]));
-      EXPECT_TRUE(cmp.passed()) << "written tensor " << i << ": fused vs fallback "
-                                << cmp.summary();
-      same = same && cmp.passed();
+    for (std::size_t i = 0; i < runs[0].written.size(); ++i) {
+      const std::string disagreement = engines_disagree(runs[0], runs[1], i);
+      EXPECT_EQ(disagreement, "") << "written tensor " << i;
+      same = same && disagreement.empty();
     }
     agreed += same ? 1 : 0;
   }

@@ -95,6 +95,8 @@ class CallBuffers {
   ::testing::AssertionResult outside_untouched() const;
   // Every byte of every written allocation holds the canary (a refused call wrote nothing).
   ::testing::AssertionResult all_canary() const;
+  // The inputs as the reference reads them.
+  const reference::HostTensors& inputs() const { return inputs_; }
 
  private:
   std::vector<CallTensor> tensors_;

@@ -91,13 +91,17 @@ void sweep_seed(const std::shared_ptr<Device>& device, std::uint64_t seed,
     EXPECT_TRUE(call->matches_reference(rg->graph));
     EXPECT_TRUE(call->outside_untouched());
     if (written == nullptr) continue;
-    SweepRun out{p.engine(), {}};
+    SweepRun out{p.engine(), {}, {}, {}};
     for (const CallTensor& t : call->tensors()) {
       if (!t.written) continue;
       reference::HostTensor host{t.type, t.layout, {}};
       host.bytes.assign(t.buffer->data(), t.buffer->data() + t.buffer->size());
       out.written.push_back(std::move(host));
+      out.uids.push_back(t.uid);
     }
+    auto expected = reference::evaluate(rg->graph, call->inputs());
+    ASSERT_TRUE(expected) << expected.status().message();
+    out.expected = expected->outputs();
     written->push_back(std::move(out));
   }
 }

@@ -42,6 +42,9 @@ Status run_on_host(const Plan& plan, CallBuffers& call, const VariantPack& pack)
 struct SweepRun {
   Engine engine = Engine::kFused;
   std::vector<reference::HostTensor> written;
+  std::vector<std::int64_t> uids;  // each written tensor's
+  // The fp64 reference of the seed's graph on the call's inputs (the same for every plan).
+  std::vector<reference::OutputValues> expected;
 };
 
 struct SweepTally {
