@@ -433,8 +433,9 @@ double seconds_to_read_and_validate(const std::string& text) {
 TEST(GraphJson, ReadsAndValidatesALongChainInLinearTime) {
   const double small = seconds_to_read_and_validate(chain_document(10000));
   const double large = seconds_to_read_and_validate(chain_document(100000));
+  // Ten times the nodes in at most 30 times the time (slack for one cold run): linear, as a
+  // ratio; no absolute bound, which a sanitized Debug build misses by itself.
   EXPECT_LT(large, 30 * small + 0.5) << small << " s for 10,000 nodes";
-  EXPECT_LT(large, 10.0);
 }
 
 // --- files ------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "reference/compare.h"
 #include "reference/graph_reference.h"
 #include "runtime/numeric.h"
@@ -99,14 +100,16 @@ Layout call_layout(const OracleTensor& t, std::int64_t b, std::int64_t m, std::i
   return l;
 }
 
-// [low, high) element offsets a layout reaches, relative to its base.
+// [low, high) element offsets a layout reaches, relative to its base; saturated, since the
+// fuzzer draws strides near INT64_MAX.
 std::pair<std::int64_t, std::int64_t> reach(const Layout& l) {
   std::int64_t lo = 0, hi = 0;
   for (int i = 0; i < 3; ++i) {
-    const std::int64_t r = (l.shape[i] - 1) * l.stride[i];
-    (r < 0 ? lo : hi) += r;
+    const std::int64_t r = saturating_mul(l.shape[i] - 1, l.stride[i]);
+    std::int64_t& end = r < 0 ? lo : hi;
+    end = saturating_add(end, r);
   }
-  return {lo, hi + 1};
+  return {lo, saturating_add(hi, 1)};
 }
 
 std::string describe(const OracleTensor& t) {
