@@ -240,7 +240,7 @@ class Fuzzer {
           d.mutation += " negative stride";
           break;
         case 2:
-          l.stride[axis] += 1 + rng.below(7);
+          l.stride[axis] = saturating_add(l.stride[axis], 1 + rng.below(7));
           d.mutation += " stride +";
           break;
         case 3:
@@ -248,7 +248,7 @@ class Fuzzer {
           d.mutation += " strides swapped";
           break;
         case 4:
-          l.shape[axis] += rng.chance(500) ? 1 : -1;
+          l.shape[axis] = saturating_add(l.shape[axis], rng.chance(500) ? 1 : -1);
           d.mutation += " extent +-1";
           break;
         case 5:
@@ -265,7 +265,8 @@ class Fuzzer {
       const Layout unmutated = call_layout(t, b, m, n, k, pad);
       const std::pair<std::int64_t, std::int64_t> r = reach(l);
       const std::int64_t w = width(t.type);
-      const std::int64_t need = (r.second - r.first) * w;
+      const std::int64_t need =
+          saturating_mul(saturating_add(r.second, saturating_mul(r.first, -1)), w);
       std::int64_t off = 0;
       if (need > 0 && need < static_cast<std::int64_t>(kFuzzArenaBytes)) {
         off = rng.below(static_cast<std::int64_t>(kFuzzArenaBytes) - need + 1) / 16 * 16;
