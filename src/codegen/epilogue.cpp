@@ -9,6 +9,7 @@
 #include "codegen/emit.h"
 #include "codegen/epilogue_plan.h"
 #include "codegen/pointwise_expr.h"
+#include "recipe/kernel_config.h"
 
 namespace fusedgemm::codegen {
 namespace {
@@ -24,7 +25,10 @@ constexpr int kAuxBatch = 8;
 class EpilogueWriter {
  public:
   EpilogueWriter(const FusionProgram& program, const Recipe& recipe, EpiloguePlan plan)
-      : p_(program), r_(recipe), plan_(std::move(plan)) {}
+      : p_(program),
+        r_(recipe),
+        plan_(std::move(plan)),
+        staged_(recipe::tma_store_outputs(program)) {}
 
   std::string run() {
     write_file();
@@ -56,6 +60,7 @@ class EpilogueWriter {
     w_.directive("#include \"kernels/element_io.cuh\"");
     w_.directive("#include \"kernels/epilogue_access.cuh\"");
     w_.directive("#include \"kernels/epilogue_contract.cuh\"");
+    if (!staged_.empty()) w_.directive("#include \"kernels/epilogue_store.cuh\"");
     w_.directive("#include \"kernels/fragment_slots.cuh\"");
     w_.directive("#include \"kernels/pointwise.cuh\"");
     if (!p_.quantized_outputs.empty()) w_.directive("#include \"kernels/block_quantize.cuh\"");
@@ -72,19 +77,63 @@ class EpilogueWriter {
     }
     w_.line(fmt::format("constexpr int kEpilogueScratchBytes = {};", plan_.scratch_bytes));
     w_.blank();
-    w_.line("template <int TileM, int TileN>");
-    w_.line("__device__ __forceinline__ void fusedgemm_epilogue(");
-    w_.line(
-        "    const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& "
-        "tile,");
-    w_.line(fmt::format("    float (&acc)[{}][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],",
-                        p_.gemms.size()));
-    w_.open("    float* smem_scratch)");
+    const bool staged = !staged_.empty();
+    if (staged) {
+      w_.comment(fmt::format(
+          "Outputs staged for TMA stores: {}. The body is instantiated for both paths; a call "
+          "whose layout TMA cannot write (KernelArgs::tma_stores) stores every output directly.",
+          staged_names()));
+    }
+    w_.line(staged ? "template <int TileM, int TileN, bool kStaged>"
+                   : "template <int TileM, int TileN>");
+    w_.line(staged ? "__device__ __forceinline__ void fusedgemm_epilogue_body("
+                   : "__device__ __forceinline__ void fusedgemm_epilogue(");
+    write_parameters();
+    if (!staged) w_.line("(void)smem_staging;");
     write_prologue();
     write_element_loop();
     write_quantized();
     write_tap_commits();
     w_.close();
+    if (!staged) return;
+    w_.blank();
+    w_.line("template <int TileM, int TileN>");
+    w_.line("__device__ __forceinline__ void fusedgemm_epilogue(");
+    write_parameters();
+    w_.line(fmt::format("if (fusedgemm::kernels::tma_stores_on(args, {})) {{", staged_.size()));
+    w_.line(
+        "  fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, "
+        "smem_staging);");
+    w_.line("} else {");
+    w_.line(
+        "  fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, "
+        "smem_staging);");
+    w_.line("}");
+    w_.close();
+  }
+
+  void write_parameters() {
+    w_.line(
+        "    const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& "
+        "tile,");
+    w_.line(fmt::format("    float (&acc)[{}][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],",
+                        p_.gemms.size()));
+    w_.open("    float* smem_scratch, unsigned smem_staging)");
+  }
+
+  // The staged slot of dense output o, or -1 (stored directly on every call).
+  int staged_slot(int o) const {
+    const auto it = std::find(staged_.begin(), staged_.end(), o);
+    return it == staged_.end() ? -1 : static_cast<int>(it - staged_.begin());
+  }
+
+  std::string staged_names() const {
+    std::string names;
+    for (const int o : staged_) {
+      names += fmt::format("{}{}", names.empty() ? "" : ", ",
+                           emit_quoted(p_.buffers[p_.outputs[o].buffer].name));
+    }
+    return names;
   }
 
   void write_prologue() {
@@ -115,6 +164,10 @@ class EpilogueWriter {
       }
     }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
+    if (!staged_.empty() && recipe::staged_buffers(r_.config) == 2) {
+      w_.comment("the previous unit's TMA stores have read the staging buffers");
+      w_.line("if constexpr (kStaged) fk::staged_outputs_free(thread);");
+    }
     for (std::size_t t = 0; t < p_.taps.size(); ++t) write_tap_partial(static_cast<int>(t));
     for (std::size_t q = 0; q < p_.quantized_outputs.size(); ++q) {
       const auto& qo = p_.quantized_outputs[q];
@@ -288,6 +341,12 @@ class EpilogueWriter {
     w_.line(fmt::format("const fk::OutputRows<{}, TileM, TileN> out{}({}, pos, tile.batch);  // {}",
                         elem(type_of(out.buffer)), o, param(plan_.output_param[o]),
                         emit_quoted(p_.buffers[out.buffer].name)));
+    if (const int k = staged_slot(o); k >= 0) {
+      w_.line(fmt::format(
+          "const fk::StagedOutput<{0}, TileM, TileN, {1}> out{2}_staged(args, {3}, smem_staging + "
+          "{3} * decltype(out{2}_staged)::kOutputBytes, tile, thread);",
+          elem(type_of(out.buffer)), recipe::staged_buffers(r_.config), o, k));
+    }
     w_.line(fmt::format("float out{}_even = 0.0f;", o));
   }
 
@@ -298,9 +357,17 @@ class EpilogueWriter {
                            emit_quoted(p_.buffers[out.buffer].name), p,
                            to_string(type_of(out.buffer)), name(out.value)));
     w_.line(fmt::format("if (i % 2 == 0) out{}_even = {};", o, value(out.value)));
+    if (staged_slot(o) >= 0) {
+      w_.line(fmt::format("else if constexpr (kStaged) out{0}_staged.put(i - 1, out{0}_even, {1});",
+                          o, value(out.value)));
+    }
     w_.line(fmt::format(
         "else out{0}.store_pair(r, c - 1, out{0}_even, {1}, pos.inside(r, c - 1), inside);", o,
         value(out.value)));
+    if (staged_slot(o) >= 0) {
+      w_.line(
+          fmt::format("if constexpr (kStaged) out{}_staged.flush(i);  // at a sub-tile's end", o));
+    }
   }
 
   void write_tap_fold(int t) {
@@ -471,6 +538,7 @@ class EpilogueWriter {
   const FusionProgram& p_;
   const Recipe& r_;
   const EpiloguePlan plan_;
+  const std::vector<int> staged_;  // dense outputs staged for TMA stores
   SourceWriter w_;
 };
 

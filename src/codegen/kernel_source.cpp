@@ -160,6 +160,11 @@ class SourceBuilder {
       return Status(ErrorCode::kInternal,
                     fmt::format("kernel_config: graph '{}': {}", p_.graph_name, *why));
     }
+    FG_CHECK(c.staged_outputs == static_cast<int>(recipe::tma_store_outputs(p_).size()),
+             ErrorCode::kInternal,
+             fmt::format("kernel_config: graph '{}': the config was chosen for {} TMA-stored "
+                         "outputs, the program has {}",
+                         p_.graph_name, c.staged_outputs, recipe::tma_store_outputs(p_).size()));
     FG_CHECK(c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.threads == kThreads,
              ErrorCode::kInternal,
              fmt::format("kernel_config: graph '{}': tile K {} of {}-byte elements, {} threads; "
@@ -195,17 +200,42 @@ class SourceBuilder {
       stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;
       out_.tma.push_back(plan);
     }
+    // A TMA-stored output: boxes of one 64-row group x one 128-byte swizzled row over axes
+    // (N, M, batch), the sub-tiles of kernels/epilogue_store.cuh.
+    const std::vector<int> staged = recipe::tma_store_outputs(p_);
+    for (std::size_t k = 0; k < staged.size(); ++k) {
+      const int buffer = p_.outputs[staged[k]].buffer;
+      const int element_bytes = bits_of(p_.buffers[buffer].data_type) / 8;
+      TmaPlan plan;
+      for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
+        const auto& role = recipe_.roles[i];
+        if (role.kind == recipe::ParamKind::kOutput && role.index == staged[k]) {
+          plan.param = static_cast<int>(i);
+        }
+      }
+      plan.slot = kernels::kMaxTmaDescriptors + static_cast<int>(k);
+      plan.element_bytes = static_cast<std::uint32_t>(element_bytes);
+      plan.swizzle_bytes = kernels::kStagedRowBytes;
+      plan.axes = recipe::tma_axes(2);
+      plan.box = {static_cast<std::uint32_t>(kernels::kStagedRowBytes / element_bytes),
+                  static_cast<std::uint32_t>(kernels::kStagedRows), 1};
+      plan.store = true;
+      out_.tma.push_back(plan);
+    }
+    staged_outputs_ = static_cast<int>(staged.size());
   }
 
-  // The layout of kernels/gemm_sm90_config.cuh: the ring, each consumer's epilogue scratch,
-  // a full and an empty barrier per stage, the consumers' two turn barriers, and the slack
-  // to align the base to an atom.
+  // The layout of kernels/gemm_sm90_config.cuh: the ring, each consumer's staging of its
+  // TMA-stored outputs, each consumer's epilogue scratch, a full and an empty barrier per
+  // stage, the consumers' two turn barriers, and the slack to align the base to an atom.
   Status plan_shared_memory() {
     const std::int64_t stages = recipe_.config.stages;
     const std::int64_t ring = stage_bytes_ * stages;
+    const std::int64_t staging = recipe::store_staging_bytes(p_, recipe_.config);
     scratch_stride_ = (std::int64_t{epilogue_.scratch_bytes} + kScratchAlignBytes - 1) /
                       kScratchAlignBytes * kScratchAlignBytes;
-    const std::int64_t barriers = ring + recipe::KernelConfig::kConsumers * scratch_stride_;
+    const std::int64_t barriers =
+        ring + recipe::KernelConfig::kConsumers * (staging + scratch_stride_);
     const std::int64_t total =
         barriers + 2 * kBarrierBytes * stages + 2 * kBarrierBytes + kAtomBytes;
     FG_CHECK(total <= kMaxDynamicBytes, ErrorCode::kInternal,
@@ -297,6 +327,9 @@ class SourceBuilder {
     }
     line("  // per consumer warpgroup");
     line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
+    line("  static constexpr int kStagedOutputs = {};  // staged for TMA stores", staged_outputs_);
+    line("  static constexpr int kStagedBuffers = {};  // per staged output",
+         recipe::staged_buffers(c));
     line("}};");
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");
@@ -324,8 +357,8 @@ class SourceBuilder {
     line(
         "                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
         "TileN>::kCount],");
-    line("                             float* scratch) {{");
-    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch);");
+    line("                             float* scratch, unsigned staging) {{");
+    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging);");
     line("  }}");
     line("}};");
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);
@@ -345,6 +378,7 @@ class SourceBuilder {
   std::vector<OperandFacts> operands_;
   std::int64_t stage_bytes_ = 0;
   std::int64_t scratch_stride_ = 0;
+  int staged_outputs_ = 0;
   KernelSource out_;
 };
 

@@ -37,7 +37,7 @@ namespace fusedgemm::codegen {
 //                                      const fusedgemm::kernels::TileCoord& tile,
 //                                      float (&acc)[G][fusedgemm::kernels::Fragment<TileM,
 //                                                                  TileN>::kCount],
-//                                      float* smem_scratch);
+//                                      float* smem_scratch, unsigned smem_staging);
 // (kernels/epilogue_contract.cuh), with G the program's GEMM count. It may read the config
 // struct FusedgemmConfig, which precedes it.
 struct EpilogueCode {
@@ -61,7 +61,9 @@ struct KernelSource {
   std::string entry;         // "fusedgemm_kernel"
   std::string source;
   std::vector<KernelHeader> headers;  // every embedded kernel header, sorted by name
-  std::vector<TmaPlan> tma;           // one per operand, slot = operand index
+  // One per operand (slot = operand index), then one per TMA-stored output (slot
+  // kMaxTmaDescriptors + k, `store`).
+  std::vector<TmaPlan> tma;
   std::uint32_t shared_bytes = 0;     // dynamic shared memory per CTA (set the attribute)
   std::uint32_t block_threads = 384;  // block (block_threads, 1, 1)
   // recipe.config's CTA tile and cluster, for the launch.

@@ -338,8 +338,8 @@ struct GemmSm90 {
   }
 
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
-                                  const Scheduler& tiles, int rank, long long first, long long step,
-                                  int k_steps, int consumer) {
+                                  unsigned staging, const Scheduler& tiles, int rank,
+                                  long long first, long long step, int k_steps, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
     const bool signaller = thread == 0;
     RingState ring;
@@ -379,9 +379,13 @@ struct GemmSm90 {
         if (k_steps > 0) release(base, previous, signaller);
       }
       if (unit.m0 < args.m && unit.n0 < args.n) {
-        Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch);
+        Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
       }
       ring.skip<kStages>((kTurns - 1) * k_steps);
+    }
+    // The epilogue's TMA stores read this CTA's shared memory: done before it exits.
+    if constexpr (Config::kStagedOutputs > 0) {
+      if (signaller) ptx::bulk_wait_group<0>();
     }
   }
 
@@ -461,7 +465,9 @@ struct GemmSm90 {
       const int consumer = warpgroup - 1;
       float* scratch = reinterpret_cast<float*>(smem + (base - raw) + Layout::kScratchOffset +
                                                 consumer * Layout::kScratchStride);
-      mma_loop(args, base, scratch, tiles, rank, first, step, k_steps, consumer);
+      const unsigned staging =
+          base + static_cast<unsigned>(Layout::kStagingOffset + consumer * Layout::kStagingStride);
+      mma_loop(args, base, scratch, staging, tiles, rank, first, step, k_steps, consumer);
     }
   }
 };

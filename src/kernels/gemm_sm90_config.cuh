@@ -19,13 +19,15 @@
 //     static constexpr int kGemmA[kGemmCount] = {0};  // operand index of each GEMM's A
 //     static constexpr int kGemmB[kGemmCount] = {1};  // ... and of its B
 //     static constexpr int kEpilogueScratchBytes = 0;  // per consumer warpgroup
+//     static constexpr int kStagedOutputs = 1;  // outputs staged for TMA stores
+//     static constexpr int kStagedBuffers = 2;  // per staged output (1 for ping-pong)
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
 // the host encodes from kernel parameter kOperands[o].param (codegen/tma_plan.h).
 #pragma once
 
-#include "kernels/kernel_args.h"
+#include "kernels/kernel_args.h"  // kStagedBufferBytes
 #include "kernels/ptx/wgmma.cuh"
 
 namespace fusedgemm::kernels {
@@ -66,6 +68,11 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 //                         An operand the cluster shares (shared(o)) is loaded in parts: the
 //                         CTA of rank r loads rows [r * load_rows(o), (r + 1) * load_rows(o))
 //                         and multicasts them to every CTA of the cluster.
+//   [kStagingOffset, + 2 * kStagingStride)  consumer c's staging for TMA-stored outputs at
+//                            kStagingOffset + c * kStagingStride: kStagedOutputs x
+//                            kStagedBuffers buffers of kStagedBufferBytes
+//                            (kernels/epilogue_store.cuh), 1024-aligned
+//                            for the 128B swizzle
 //   [kScratchOffset, + 2 * kScratchStride)  consumer c's epilogue scratch at
 //                            kScratchOffset + c * kScratchStride (kEpilogueScratchBytes of it;
 //                            never aliases the ring: the producer fills the next tile's
@@ -138,7 +145,11 @@ struct GemmSm90Layout {
 
   static constexpr int kStageBytes = operand_offset(Config::kOperandCount);
   static constexpr int kRingBytes = kStageBytes * Config::kStages;
-  static constexpr int kScratchOffset = kRingBytes;
+  // The ring is whole atoms, so the staging that follows it is 1024-aligned.
+  static constexpr int kStagingOffset = kRingBytes;
+  static constexpr int kStagingStride =
+      Config::kStagedOutputs * Config::kStagedBuffers * kStagedBufferBytes;
+  static constexpr int kScratchOffset = kStagingOffset + kConsumers * kStagingStride;
   static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
   static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
   static constexpr int kTurnOffset = kBarrierOffset + 16 * Config::kStages;
@@ -157,6 +168,10 @@ struct GemmSm90Layout {
   static_assert(Config::kTileN % 64 == 0,
                 "TileN must be a multiple of 64 (whole MN-major boxes): change "
                 "choose_kernel_config");
+  static_assert(Config::kStagedOutputs >= 0 && Config::kStagedOutputs <= kMaxTmaStores,
+                "at most kMaxTmaStores outputs staged for TMA stores (one descriptor each)");
+  static_assert(Config::kStagedBuffers == 1 || Config::kStagedBuffers == 2,
+                "1 or 2 staging buffers per stored output");
   static_assert(Config::kStages >= 2, "kStages must be at least 2: change choose_kernel_config");
   static_assert(Config::kOperandCount >= 2 && Config::kOperandCount <= kMaxTmaDescriptors,
                 "one TMA descriptor per operand: at most kMaxTmaDescriptors operands");

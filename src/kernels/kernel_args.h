@@ -14,12 +14,23 @@ namespace fusedgemm::kernels {
 
 // Buffers one kernel can address; the support gate declines graphs that need more.
 inline constexpr int kMaxKernelBuffers = 16;
-// TMA descriptors one launch carries: one A plus one B per GEMM (4 at most), with room.
+// TMA descriptors one launch carries for its operands: one A plus one B per GEMM (4 at
+// most), with room.
 inline constexpr int kMaxTmaDescriptors = 6;
+// ... and for the dense outputs its epilogue stores through TMA, at slots
+// kMaxTmaDescriptors + k (recipe::tma_store_outputs says which outputs).
+inline constexpr int kMaxTmaStores = 2;
+// A TMA-stored output's staging buffer per consumer warpgroup (kernels/epilogue_store.cuh)
+// and the box of its descriptor: a sub-tile of 64 rows (one wgmma row group) x one 128-byte
+// row (TMA's widest swizzle span). A kernel has 1 or 2 buffers per output
+// (recipe::staged_buffers).
+inline constexpr int kStagedRowBytes = 128;
+inline constexpr int kStagedRows = 64;
+inline constexpr int kStagedBufferBytes = kStagedRows * kStagedRowBytes;
 
 // A CUtensorMap as the driver encodes it (128 opaque bytes, 64-byte aligned), so device code
-// needs no cuda.h. The CUDA device encodes one per TMA-read operand at every launch, from
-// the call's address and layout (docs/PERF.md says why per launch).
+// needs no cuda.h. The CUDA device encodes one per TMA-read operand and TMA-stored output
+// from the call's address and layout, at bind or launch (docs/PERF.md).
 struct alignas(64) TmaDescriptor {
   unsigned long long words[16];
 };
@@ -40,7 +51,9 @@ struct TapWorkspace {
 };
 
 struct KernelArgs {
-  TmaDescriptor tma[kMaxTmaDescriptors];  // first: param space keeps them 64-byte aligned
+  // First: param space keeps them 64-byte aligned. Operands at [0, kMaxTmaDescriptors),
+  // stored outputs after.
+  TmaDescriptor tma[kMaxTmaDescriptors + kMaxTmaStores];
   long long batch;
   long long m;
   long long n;
@@ -51,6 +64,10 @@ struct KernelArgs {
   // Cluster-tile rows per band of the persistent grid's tile order (tile_scheduler.cuh).
   long long raster_group;
   int buffer_count;
+  // Bit k: this call's layout of stored output k lets TMA write it, and tma[kMaxTmaDescriptors
+  // + k] is its descriptor; where any bit of the kernel's stored outputs is clear, the
+  // epilogue stores every output directly (a layout TMA cannot write stays legal).
+  unsigned tma_stores;
   BufferArg buffers[kMaxKernelBuffers];
   TapWorkspace taps[kMaxKernelBuffers];  // per kernel parameter; read for taps only
 };

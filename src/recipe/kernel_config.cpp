@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernel_args.h"
 #include "recipe/limits.h"
 
 namespace fusedgemm::recipe {
@@ -120,7 +121,8 @@ int tile_k_of(const fusion::FusionProgram& program) {
 int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
   const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, c));
   const std::int64_t room = kMaxDynamicBytes - kSlackBytes -
-                            KernelConfig::kConsumers * epilogue_scratch_bound(program, c);
+                            KernelConfig::kConsumers * (store_staging_bytes(program, c) +
+                                                        epilogue_scratch_bound(program, c));
   return static_cast<int>(
       std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
 }
@@ -209,6 +211,27 @@ std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
   return floats * 4;
 }
 
+std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
+  std::vector<int> staged;
+  for (std::size_t o = 0; o < program.outputs.size(); ++o) {
+    const auto& out = program.outputs[o];
+    const int bits = bits_of(program.buffers[out.buffer].data_type);
+    if (out.major != fusion::Major::kN || (bits != 16 && bits != 32)) continue;
+    if (static_cast<int>(staged.size()) == kernels::kMaxTmaStores) break;
+    staged.push_back(static_cast<int>(o));
+  }
+  return staged;
+}
+
+int staged_buffers(const KernelConfig& config) {
+  return config.split == ConsumerSplit::kPingPong ? 1 : 2;
+}
+
+std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
+  return static_cast<std::int64_t>(tma_store_outputs(program).size()) * staged_buffers(config) *
+         kernels::kStagedBufferBytes;
+}
+
 std::optional<std::string> config_violation(const fusion::FusionProgram& program,
                                             const KernelConfig& c) {
   const int gemms = gemm_count(program);
@@ -268,7 +291,7 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
         "{}: {} stages of {} bytes; legal: {} to {} (227 KB of shared memory with the "
         "epilogue's {} bytes per consumer)",
         tile, c.stages, stage_bytes(program, c), kMinStages, std::max(kMinStages, most),
-        epilogue_scratch_bound(program, c));
+        store_staging_bytes(program, c) + epilogue_scratch_bound(program, c));
   }
   return std::nullopt;
 }
@@ -279,6 +302,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   base.tile_k = tile_k_of(program);
   base.sm_count = std::max(0, sm_count);
   base.dependent_launch = tuning.dependent_launch;
+  base.staged_outputs = static_cast<int>(tma_store_outputs(program).size());
   // The candidates that agree with every tuned tile field, or the tuned tile alone.
   std::vector<TileShape> shapes;
   for (const TileShape& shape : kTiles) {
@@ -363,9 +387,13 @@ std::string describe(const KernelConfig& c) {
           ? fmt::format("{} ping-pong consumers, a tile each", KernelConfig::kConsumers)
           : fmt::format("{} consumers of {}x{}", KernelConfig::kConsumers, c.unit_m(), c.unit_n());
   return fmt::format(
-      "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, direct-store "
-      "epilogue{}",
-      c.tile_m, c.tile_n, c.tile_k, consumers, cluster, c.stages,
+      "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, {}{}", c.tile_m,
+      c.tile_n, c.tile_k, consumers, cluster, c.stages,
+      c.staged_outputs > 0
+          ? fmt::format("TMA-store epilogue ({} output(s) staged; direct where a call's layout "
+                        "cannot take TMA)",
+                        c.staged_outputs)
+          : std::string("direct-store epilogue"),
       c.dependent_launch ? ", programmatic dependent launch" : "");
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fusedgemm/plan.h"
 #include "fusedgemm/status.h"
@@ -34,6 +35,9 @@ struct KernelConfig {
   // The multiprocessor count the cost model planned waves over: the device's, 0 where it
   // has none (the host device).
   int sm_count = 0;
+  // Dense outputs the epilogue can store through TMA (tma_store_outputs): each takes a
+  // staging area per consumer, so it counts against the ring's stages.
+  int staged_outputs = 0;
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
 
@@ -55,6 +59,20 @@ std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfi
 // after it.
 std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
                                     const KernelConfig& config);
+
+// The dense outputs (indices into program.outputs) the epilogue stages for TMA stores:
+// 16- and 32-bit N-major ones, at most kernels::kMaxTmaStores. Whether a call's layout lets
+// TMA write them is decided per call (recipe::tma_storable); the others store directly.
+std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
+
+// Staging buffers per TMA-stored output and consumer: 2 where the consumers share each tile
+// (a sub-tile is written while the store of the one before still reads; the epilogue is on
+// the tile's critical path), 1 for ping-pong, whose epilogue overlaps the other consumer's
+// MMAs: the 8 KB go to the ring instead (64x256: 5 stages, not 4).
+int staged_buffers(const KernelConfig& config);
+
+// Shared memory the staging of the TMA-stored outputs takes per consumer warpgroup.
+std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config);
 
 // Why the kernel cannot take `config` for `program` (accumulators past the register budget,
 // a unit no wgmma covers, a cluster that cannot split its shared operand, shared memory past

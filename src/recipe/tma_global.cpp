@@ -45,4 +45,16 @@ TmaGlobal tma_global(const Layout& arg, const std::array<int, 3>& axes, int elem
   return g;
 }
 
+bool tma_storable(const Layout& arg, std::uintptr_t address, int element_bits) noexcept {
+  constexpr std::int64_t kAlignBytes = 16;
+  if (address % kAlignBytes != 0 || (arg.shape[2] != 1 && arg.stride[2] != 1)) return false;
+  const TmaGlobal g = tma_global(arg, tma_axes(2), element_bits);
+  // A row's bytes too: the copy engine writes whole 16-byte pieces of the row, so a row
+  // ending inside one would overwrite the bytes after it (measured on the H200: N = 38 bf16
+  // in rows of 40 elements changed elements 38 and 39, CallFuzzGpu, 2026-12-04).
+  const std::int64_t row_bytes = saturating_mul(g.dims[0], element_bits) / 8;
+  return g.fault == TmaFault::kNone && row_bytes % kAlignBytes == 0 &&
+         g.stride_bytes[0] % kAlignBytes == 0 && g.stride_bytes[1] % kAlignBytes == 0;
+}
+
 }  // namespace fusedgemm::recipe

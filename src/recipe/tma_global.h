@@ -49,4 +49,12 @@ struct TmaGlobal {
 // every other stride is the buffer's own, never replaced.
 TmaGlobal tma_global(const Layout& arg, const std::array<int, 3>& axes, int element_bits) noexcept;
 
+// Whether a TMA store can write an output of `arg` (kernel_arg_layout, axes (b, M, N)) at
+// `address` exactly as the call lays it out: N unit-stride, the address and every byte
+// stride of the descriptor 16-byte multiples (cuTensorMapEncodeTiled's conditions), a row
+// of N elements a 16-byte multiple too (the bytes after a row are never written), and
+// tma_global without a fault. Where not, the epilogue stores directly: a choice per call,
+// never a refusal.
+bool tma_storable(const Layout& arg, std::uintptr_t address, int element_bits) noexcept;
+
 }  // namespace fusedgemm::recipe

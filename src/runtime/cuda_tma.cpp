@@ -35,6 +35,13 @@ Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs
     arg.shape[axis] = b.shape[axis];
     arg.stride[axis] = b.stride[axis];
   }
+  if (plan.store) {
+    // A layout TMA cannot write is stored directly by the epilogue: its bit stays clear.
+    if (!recipe::tma_storable(arg, reinterpret_cast<std::uintptr_t>(b.data),
+                              static_cast<int>(plan.element_bytes * 8))) {
+      return Status::ok();
+    }
+  }
   const recipe::TmaGlobal g =
       recipe::tma_global(arg, plan.axes, static_cast<int>(plan.element_bytes * 8));
   // The call rules refuse every layout with a fault (stride_alignment, tma_limits).
@@ -60,6 +67,7 @@ Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs
       swizzle_of(plan.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return driver_error(api, "cuTensorMapEncodeTiled", r);
+  if (plan.store) args.tma_stores |= 1u << (plan.slot - kernels::kMaxTmaDescriptors);
   return Status::ok();
 }
 

@@ -11,7 +11,9 @@ namespace fusedgemm::runtime {
 
 // One descriptor per TMA-read operand, encoded from this call's address and layout. The
 // rules already guaranteed what the driver checks (16-byte base and strides, unit stride on
-// the first axis), so a failure here names a broken invariant, not a user error.
+// the first axis), so a failure here names a broken invariant, not a user error. A store
+// plan's descriptor is encoded, and its bit of args.tma_stores set, only where the output's
+// layout lets TMA write it (recipe::tma_storable); the caller clears tma_stores first.
 // Measured on the H200: ~0.05 us per encode (issue 4), cheaper than any cache keyed by
 // address would be to check.
 Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs& args);

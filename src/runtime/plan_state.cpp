@@ -242,6 +242,7 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   }
   if (call->prepared && !moved) {
     std::copy(std::begin(call->args.tma), std::end(call->args.tma), std::begin(args.tma));
+    args.tma_stores = call->args.tma_stores;
     return device->launch_prepared(*kernel, call->launch, args, stream);
   }
   return device->launch(*kernel, call->launch, args, stream);

@@ -197,6 +197,8 @@ std::string wrap(const std::string& ns, const std::string& header, std::size_t g
         "{}(const __grid_constant__ fusedgemm::kernels::KernelArgs args) {{\n"
         "  __shared__ alignas(16) unsigned char scratch[{}::kEpilogueScratchBytes > 0 ? "
         "{}::kEpilogueScratchBytes : 16];\n"
+        "  __shared__ alignas(1024) unsigned char staging[fusedgemm::kernels::kMaxTmaStores * 2 * "
+        "fusedgemm::kernels::kStagedBufferBytes];\n"
         "  float acc[{}][fusedgemm::kernels::Fragment<{}, {}>::kCount] = {{}};\n"
         "  asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n",
         kernel_name(k), ns, ns, gemms, k.tile_m, k.tile_n);
@@ -221,7 +223,8 @@ std::string wrap(const std::string& ns, const std::string& header, std::size_t g
         "  asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
         "  const fusedgemm::kernels::TileCoord tile{{blockIdx.z, blockIdx.y * {}ll, blockIdx.x * "
         "{}ll}};\n"
-        "  {}::fusedgemm_epilogue<{}, {}>(args, tile, acc, reinterpret_cast<float*>(scratch));\n"
+        "  {}::fusedgemm_epilogue<{}, {}>(args, tile, acc, reinterpret_cast<float*>(scratch),\n"
+        "      fusedgemm::kernels::ptx::smem_address(staging));\n"
         "}}\n",
         k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n);
   }
@@ -256,7 +259,8 @@ TEST(GenerateEpilogue, CompilesForSm90aWithoutSpills) {
       "// Generated epilogues of the example graphs, wrapped in test kernels.\n"
       "#include \"kernels/block_quantize.cuh\"\n#include \"kernels/element_io.cuh\"\n"
       "#include \"kernels/epilogue_access.cuh\"\n"
-      "#include \"kernels/epilogue_contract.cuh\"\n#include \"kernels/fragment_slots.cuh\"\n"
+      "#include \"kernels/epilogue_contract.cuh\"\n#include \"kernels/epilogue_store.cuh\"\n"
+      "#include \"kernels/fragment_slots.cuh\"\n"
       "#include \"kernels/pointwise.cuh\"\n#include \"kernels/tap_commit.cuh\"\n";
   // The slot numbering round-trips for every tile shape the kernels use.
   unit += R"(

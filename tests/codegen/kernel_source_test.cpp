@@ -20,6 +20,7 @@
 #include "fusedgemm/graph.h"
 #include "fusedgemm/graph_json.h"
 #include "fusion/analyze.h"
+#include "kernels/kernel_args.h"
 #include "nvrtc_compile.h"
 #include "recipe/kernel_config.h"
 #include "recipe/recipe.h"
@@ -404,11 +405,13 @@ TEST(KernelSource, GoldenBlockScaledFp8) {
   // 64-row units (acc and the K block's partial sum), columns in one 128-wide scale block.
   EXPECT_EQ(recipe->config.unit_m(), 64);
   EXPECT_LE(recipe->config.tile_n, 128);
-  // The ring, a full and an empty barrier per stage, two turn barriers, 1 KB alignment slack.
+  // The ring, both consumers' staging of the fp32 output D, a full and an empty barrier per
+  // stage, two turn barriers, 1 KB alignment slack.
   const auto stage =
       static_cast<std::uint32_t>(recipe::stage_bytes(*recipe->program, recipe->config));
   const auto stages = static_cast<std::uint32_t>(recipe->config.stages);
-  EXPECT_EQ(source->shared_bytes, stages * stage + 16 * stages + 16 + 1024);
+  EXPECT_EQ(source->shared_bytes,
+            stages * stage + 2 * 2 * kernels::kStagedBufferBytes + 16 * stages + 16 + 1024);
 }
 
 // Unscaled programs keep the plain mainloop and no scale table.
@@ -432,7 +435,9 @@ struct TmaCase {
 
 // K-major: one box {64 (K), rows, 1} over axes (K, M|N, b); M-/N-major: {64 (M|N), 64 (K), 1}
 // over (M|N, K, b), repeated per 64 rows. Parameter = recipe role, slot = operand index. A
-// 2-CTA cluster loads its shared operand in halves: B along M, A along N.
+// 2-CTA cluster loads its shared operand in halves: B along M, A along N. The fp32 output D
+// (role 2) is stored through the first store slot in boxes of 32 columns (128 bytes) x 64 rows
+// over (N, M, b), staged in 16 KB per consumer.
 TEST(KernelSource, TmaPlansFollowMajors) {
   const KernelTuning tile = pinned_tuning(128, 128, false, 1, 1, 3);
   const KernelTuning along_m = pinned_tuning(128, 128, false, 2, 1, 3);
@@ -475,12 +480,15 @@ TEST(KernelSource, TmaPlansFollowMajors) {
     ASSERT_TRUE(recipe);
     auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
     ASSERT_TRUE(source) << source.status().message();
-    ASSERT_EQ(source->tma.size(), 2u);
+    ASSERT_EQ(source->tma.size(), 3u);
     SCOPED_TRACE(recipe::describe(recipe->config));
     EXPECT_EQ(source->tma[0], t.a) << fusion::to_string(t.a_major);
     EXPECT_EQ(source->tma[1], t.b) << fusion::to_string(t.b_major);
-    // Ring of 3 stages of 32 KB, a full and an empty barrier each, 1 KB alignment slack.
-    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 48 + 16 + 1024);
+    EXPECT_EQ(source->tma[2],
+              (TmaPlan{2, kernels::kMaxTmaDescriptors, 4, {2, 1, 0}, {32, 64, 1}, 128, true}));
+    // Ring of 3 stages of 32 KB, 2 x 16 KB of staging, a full and an empty barrier each, 1 KB
+    // alignment slack.
+    EXPECT_EQ(source->shared_bytes, 3u * 32768 + 2 * 16384 + 48 + 16 + 1024);
   }
 }
 
@@ -490,7 +498,8 @@ TEST(KernelSource, GatedMlpSharesTheATile) {
   ASSERT_TRUE(recipe);
   auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
   ASSERT_TRUE(source) << source.status().message();
-  ASSERT_EQ(source->tma.size(), 3u);  // A once, B0, B1
+  ASSERT_EQ(source->tma.size(), 4u);  // A once, B0, B1, then the stored output D
+  EXPECT_TRUE(source->tma[3].store);
   EXPECT_EQ(source->tma[1].box, (std::array<std::uint32_t, 3>{64, 128, 1}));
   EXPECT_NE(source->source.find("kGemmA[kGemmCount] = {0, 0};"), std::string::npos);
   EXPECT_NE(source->source.find("kGemmB[kGemmCount] = {1, 2};"), std::string::npos);

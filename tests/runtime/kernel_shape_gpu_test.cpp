@@ -192,6 +192,22 @@ TEST_F(KernelShapeGpu, KFromOneStepToThreeRings) {
   }
 }
 
+// The epilogue stores a 16- or 32-bit N-major output through TMA where the call's layout
+// lets a descriptor write it, and directly where not (kernels/epilogue_store.cuh): rows of
+// 600 bf16 (1200 bytes, a multiple of 16) take TMA, rows of 604 (1208 bytes) the direct
+// path, at every tile shape; both against the reference with guarded outputs.
+TEST_F(KernelShapeGpu, StoresThroughTmaOrDirectlyByTheCallsLayout) {
+  std::uint64_t seed = 700;
+  for (const std::int64_t n : {600, 604}) {
+    for (const auto& shape : kShapes) {
+      auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 2, .m = 333, .n = n, .k = 200});
+      ASSERT_TRUE(fg) << fg.status().message();
+      EXPECT_TRUE(run(fmt::format("plain N {} tile {}", n, shape.name), fg.value(),
+                      pinned(shape, 1, 1), seed++));
+    }
+  }
+}
+
 // Programmatic dependent launch: the kernel waits (griddepcontrol.wait) for the previous
 // grid on the stream before it touches memory, so calls made back to back are each right.
 TEST_F(KernelShapeGpu, DependentLaunchComputesTheSame) {

@@ -19,4 +19,13 @@ __device__ __forceinline__ unsigned smem_address(const void* pointer) {
   return address;
 }
 
+// Stores to a 32-bit shared-window address (the form TMA's shared operands take).
+//   PTX: st.shared.b32 / st.shared.v2.b32 [a], v;   PTX ISA 2.0, sm_20.
+__device__ __forceinline__ void st_shared_b32(unsigned address, unsigned value) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
+}
+__device__ __forceinline__ void st_shared_v2_b32(unsigned address, unsigned lo, unsigned hi) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(address), "r"(lo), "r"(hi) : "memory");
+}
+
 }  // namespace fusedgemm::kernels::ptx

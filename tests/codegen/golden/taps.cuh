@@ -4,6 +4,7 @@
 #include "kernels/element_io.cuh"
 #include "kernels/epilogue_access.cuh"
 #include "kernels/epilogue_contract.cuh"
+#include "kernels/epilogue_store.cuh"
 #include "kernels/fragment_slots.cuh"
 #include "kernels/pointwise.cuh"
 #include "kernels/tap_commit.cuh"
@@ -12,11 +13,12 @@
 // Taps stage their unit partials here (and column taps 4 warps x UnitN floats); sized for units up to 64x128.
 constexpr int kEpilogueScratchBytes = 3600;
 
-template <int TileM, int TileN>
-__device__ __forceinline__ void fusedgemm_epilogue(
+// Outputs staged for TMA stores: 'Y'. The body is instantiated for both paths; a call whose layout TMA cannot write (KernelArgs::tma_stores) stores every output directly.
+template <int TileM, int TileN, bool kStaged>
+__device__ __forceinline__ void fusedgemm_epilogue_body(
     const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
     float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-    float* smem_scratch) {
+    float* smem_scratch, unsigned smem_staging) {
   namespace fk = fusedgemm::kernels;
   using Frag = fk::Fragment<TileM, TileN>;
   using Slots = fk::FragmentSlots<TileM, TileN>;
@@ -26,7 +28,10 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);
   const fk::AuxRows<fk::Elem::kBF16, fk::AuxCover::kColumn, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
   const fk::OutputRows<fk::Elem::kBF16, TileM, TileN> out0(args.buffers[3], pos, tile.batch);  // 'Y'
+  const fk::StagedOutput<fk::Elem::kBF16, TileM, TileN, 2> out0_staged(args, 0, smem_staging + 0 * decltype(out0_staged)::kOutputBytes, tile, thread);
   float out0_even = 0.0f;
+  // the previous unit's TMA stores have read the staging buffers
+  if constexpr (kStaged) fk::staged_outputs_free(thread);
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
   float tap0[Slots::kRows];
   fk::tap_fill(tap0, 0x0p+0f);
@@ -70,7 +75,9 @@ __device__ __forceinline__ void fusedgemm_epilogue(
       const float v2 = fk::round_to<fk::Elem::kBF16>(__fadd_rn(v0, v1));
       // output 'Y' (kernel parameter 3, bf16) = 'Y'
       if (i % 2 == 0) out0_even = v2;
+      else if constexpr (kStaged) out0_staged.put(i - 1, out0_even, v2);
       else out0.store_pair(r, c - 1, out0_even, v2, pos.inside(r, c - 1), inside);
+      if constexpr (kStaged) out0_staged.flush(i);  // at a sub-tile's end
       // tap 'row_sum': add of 'Y'
       tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
       // tap 'row_mean': avg of 'Y'
@@ -123,4 +130,16 @@ __device__ __forceinline__ void fusedgemm_epilogue(
   if (tap_last & (1u << 3)) fk::tap_finish_cols<fk::TapCombine::kSum, true, TileM, TileN>(args, 7, tile, thread);
   // tap 'max'
   if (tap_last & (1u << 4)) fk::tap_finish_tile<fk::TapCombine::kMax, false, TileM, TileN>(args, 8, tile, __uint_as_float(0xff800000u), smem_scratch, thread);
+}
+
+template <int TileM, int TileN>
+__device__ __forceinline__ void fusedgemm_epilogue(
+    const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
+    float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
+    float* smem_scratch, unsigned smem_staging) {
+  if (fusedgemm::kernels::tma_stores_on(args, 1)) {
+    fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, smem_staging);
+  } else {
+    fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, smem_staging);
+  }
 }
