@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -117,9 +119,11 @@ class Interpreter {
     quantize_input_.resize(p_.quantized_outputs.size());
     for (auto& q : quantize_input_) q.resize(args_.batch * args_.m * args_.n);
     start_taps();
+    const bool panels = panels_fit();
     for (std::int64_t b = 0; b < args_.batch; ++b) {
+      if (panels) accumulate(b);
       for (std::int64_t m = 0; m < args_.m; ++m) {
-        for (std::int64_t n = 0; n < args_.n; ++n) point(b, m, n);
+        for (std::int64_t n = 0; n < args_.n; ++n) point(b, m, n, panels);
       }
     }
     finish_taps();
@@ -200,9 +204,92 @@ class Interpreter {
     return static_cast<float>(sum);
   }
 
-  void point(std::int64_t b, std::int64_t m, std::int64_t n) {
+  // Operand panels and accumulator planes for one batch: what accumulate() allocates.
+  bool panels_fit() const {
+    const double k = static_cast<double>(args_.k);
+    double bytes = 0.0;
+    for (const auto& op : p_.operands) {
+      bytes += (op.role == Role::kA ? args_.m : args_.n) * k * sizeof(double);
+    }
+    bytes += static_cast<double>(p_.gemms.size()) * args_.m * args_.n * sizeof(float);
+    return bytes <= kMaxPanelBytes;
+  }
+
+  // Every GEMM's accumulators at batch b into planes_ (M x N each): each operand decoded once
+  // into a panel of rows (M or N) x K exactly as dot() reads it (through the TMA reads, times
+  // its block scales), then each accumulator summed over k in order in double — the same
+  // value dot() gives —, 4 x 4 accumulators at a time so the sums run side by side, the rows
+  // split over threads.
+  void accumulate(std::int64_t b) {
+    const std::int64_t k_extent = args_.k;
+    panels_.resize(p_.operands.size());
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) {
+      const int op = static_cast<int>(o);
+      const std::int64_t rows = p_.operands[o].role == Role::kA ? args_.m : args_.n;
+      panels_[o].assign(static_cast<std::size_t>(rows * k_extent), 0.0);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double* row = panels_[o].data() + r * k_extent;
+        for (std::int64_t k = 0; k < k_extent; ++k) {
+          row[k] = operand_at(op, b, r, k) * scale(op, b, r, k);
+        }
+      }
+    }
+    planes_.resize(p_.gemms.size());
+    for (auto& plane : planes_) plane.assign(static_cast<std::size_t>(args_.m * args_.n), 0.0f);
+    const double flops = 2.0 * static_cast<double>(p_.gemms.size()) * args_.m * args_.n * k_extent;
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const auto threads = static_cast<std::int64_t>(
+        flops < kFlopsPerThread ? 1 : std::min<unsigned>(hardware, kMaxThreads));
+    const std::int64_t rows_each = (args_.m + threads - 1) / threads;
+    std::vector<std::thread> workers;
+    for (std::int64_t t = 1; t < threads; ++t) {
+      workers.emplace_back([this, t, rows_each] { accumulate_rows(t * rows_each, rows_each); });
+    }
+    accumulate_rows(0, rows_each);
+    for (auto& w : workers) w.join();
+  }
+
+  void accumulate_rows(std::int64_t m0, std::int64_t count) {
+    const std::int64_t m1 = std::min<std::int64_t>(args_.m, m0 + count);
+    const std::int64_t kk = args_.k;
+    constexpr int kBlock = 4;
     for (std::size_t g = 0; g < p_.gemms.size(); ++g) {
-      accumulators_[g] = dot(static_cast<int>(g), b, m, n);
+      const double* pa = panels_[p_.gemms[g].a].data();
+      const double* pb = panels_[p_.gemms[g].b].data();
+      float* plane = planes_[g].data();
+      for (std::int64_t m = m0; m < m1; m += kBlock) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(kBlock, m1 - m));
+        for (std::int64_t n = 0; n < args_.n; n += kBlock) {
+          const int cols = static_cast<int>(std::min<std::int64_t>(kBlock, args_.n - n));
+          double sum[kBlock][kBlock] = {};
+          if (rows == kBlock && cols == kBlock) {
+            for (std::int64_t k = 0; k < kk; ++k) {
+              for (int i = 0; i < kBlock; ++i) {
+                const double a = pa[(m + i) * kk + k];
+                for (int j = 0; j < kBlock; ++j) sum[i][j] += a * pb[(n + j) * kk + k];
+              }
+            }
+          } else {
+            for (int i = 0; i < rows; ++i) {
+              for (int j = 0; j < cols; ++j) {
+                for (std::int64_t k = 0; k < kk; ++k)
+                  sum[i][j] += pa[(m + i) * kk + k] * pb[(n + j) * kk + k];
+              }
+            }
+          }
+          for (int i = 0; i < rows; ++i) {
+            for (int j = 0; j < cols; ++j) {
+              plane[(m + i) * args_.n + n + j] = static_cast<float>(sum[i][j]);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  void point(std::int64_t b, std::int64_t m, std::int64_t n, bool panels) {
+    for (std::size_t g = 0; g < p_.gemms.size(); ++g) {
+      accumulators_[g] = panels ? planes_[g][m * args_.n + n] : dot(static_cast<int>(g), b, m, n);
     }
     for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
       const auto& node = p_.epilogue[i];
@@ -324,6 +411,14 @@ class Interpreter {
   std::vector<float> accumulators_;
   std::vector<std::vector<float>> quantize_input_;
   std::vector<TmaRead> tma_;
+  std::vector<std::vector<double>> panels_;  // per operand, at the batch accumulate() ran for
+  std::vector<std::vector<float>> planes_;   // per GEMM
+  // Past this the operands are read per product instead (slow, but no allocation grows
+  // with M, N and K).
+  static constexpr double kMaxPanelBytes = 1u << 30;
+  // Below this a launch runs on the calling thread alone (the call fuzzer's small calls).
+  static constexpr double kFlopsPerThread = 1 << 22;
+  static constexpr unsigned kMaxThreads = 8;
 };
 
 }  // namespace

@@ -1,0 +1,86 @@
+// The host device's speed (issue 12: the embedded default of the main job on a machine
+// without a GPU): Plan::execute of D = A @ B, and of gelu(A @ B + bias), in bf16 at a square
+// size, on random inputs. Target: >= 2 GFLOP/s at 1024^3 on the 2-core build machine
+// (docs/PERF.md, "The host device's speed").
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "fusedgemm/device.h"
+#include "fusedgemm/graph.h"
+#include "fusedgemm/plan.h"
+
+namespace {
+
+using namespace fusedgemm;
+
+void execute(benchmark::State& state, bool bias_gelu) {
+  const std::int64_t s = state.range(0);
+  Graph graph;
+  auto a = graph.tensor(TensorAttributes()
+                            .set_name("A")
+                            .set_dim({1, s, s})
+                            .set_stride({s * s, s, 1})
+                            .set_data_type(DataType::kBFloat16));
+  auto b = graph.tensor(TensorAttributes()
+                            .set_name("B")
+                            .set_dim({1, s, s})
+                            .set_stride({s * s, 1, s})
+                            .set_data_type(DataType::kBFloat16));
+  auto bias = graph.tensor(
+      TensorAttributes().set_name("bias").set_dim({1, 1, s}).set_stride({s, s, 1}).set_data_type(
+          DataType::kBFloat16));
+  auto d = graph.matmul(a, b);
+  if (bias_gelu) {
+    d = graph.pointwise(
+        graph.pointwise(d, bias, PointwiseAttributes().set_mode(PointwiseMode::kAdd)),
+        PointwiseAttributes().set_mode(PointwiseMode::kGeluTanh));
+  }
+  d->set_output(true).set_name("D").set_data_type(DataType::kBFloat16);
+  auto plan = build(graph, BuildOptions(make_host_device()));
+  if (!plan) {
+    state.SkipWithError(plan.status().message().c_str());
+    return;
+  }
+  // Random bf16 codes of values in [-1, 1): an exponent of 126 or less and any mantissa.
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> exponent(110, 126), mantissa(0, 127), sign(0, 1);
+  const auto fill = [&](std::vector<std::uint16_t>& v) {
+    for (auto& e : v) {
+      e = static_cast<std::uint16_t>(sign(rng) << 15 | exponent(rng) << 7 | mantissa(rng));
+    }
+  };
+  std::vector<std::uint16_t> as(s * s), bs(s * s), biases(s), ds(s * s);
+  fill(as);
+  fill(bs);
+  fill(biases);
+  VariantPack pack;
+  pack.set(a, as.data()).set(b, bs.data()).set(d, ds.data());
+  if (bias_gelu) pack.set(bias, biases.data());
+  for (auto _ : state) {
+    const Status status = plan->execute(pack, {}, nullptr);
+    if (!status) {
+      state.SkipWithError(status.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(ds.data());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * s * s * s * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void Plain(benchmark::State& state) {
+  execute(state, false);
+}
+void BiasGelu(benchmark::State& state) {
+  execute(state, true);
+}
+
+BENCHMARK(Plain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BiasGelu)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
