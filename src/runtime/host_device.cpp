@@ -108,8 +108,8 @@ std::uint32_t identity_bits(ReductionMode mode, DataType type) {
 
 class Interpreter {
  public:
-  Interpreter(const HostKernel& kernel, kernels::KernelArgs& args)
-      : p_(*kernel.program), ix_(kernel.index), args_(args) {}
+  Interpreter(const HostKernel& kernel, kernels::KernelArgs& args, std::uint64_t max_panel_bytes)
+      : p_(*kernel.program), ix_(kernel.index), args_(args), max_panel_bytes_(max_panel_bytes) {}
 
   // Fails as the CUDA device's encode would, for an operand no descriptor can describe.
   Status run() {
@@ -198,8 +198,9 @@ class Interpreter {
     const auto& g = p_.gemms[gemm];
     double sum = 0.0;
     for (std::int64_t k = 0; k < args_.k; ++k) {
-      sum += operand_at(g.a, b, m, k) * scale(g.a, b, m, k) * operand_at(g.b, b, n, k) *
-             scale(g.b, b, n, k);
+      // Each operand times its scale first, as accumulate()'s panels hold them.
+      sum += (operand_at(g.a, b, m, k) * scale(g.a, b, m, k)) *
+             (operand_at(g.b, b, n, k) * scale(g.b, b, n, k));
     }
     return static_cast<float>(sum);
   }
@@ -212,7 +213,7 @@ class Interpreter {
       bytes += (op.role == Role::kA ? args_.m : args_.n) * k * sizeof(double);
     }
     bytes += static_cast<double>(p_.gemms.size()) * args_.m * args_.n * sizeof(float);
-    return bytes <= kMaxPanelBytes;
+    return bytes <= static_cast<double>(max_panel_bytes_);
   }
 
   // Every GEMM's accumulators at batch b into planes_ (M x N each): each operand decoded once
@@ -413,9 +414,7 @@ class Interpreter {
   std::vector<TmaRead> tma_;
   std::vector<std::vector<double>> panels_;  // per operand, at the batch accumulate() ran for
   std::vector<std::vector<float>> planes_;   // per GEMM
-  // Past this the operands are read per product instead (slow, but no allocation grows
-  // with M, N and K).
-  static constexpr double kMaxPanelBytes = 1u << 30;
+  const std::uint64_t max_panel_bytes_;      // HostDevice's: past it, dot() per product
   // Below this a launch runs on the calling thread alone (the call fuzzer's small calls).
   static constexpr double kFlopsPerThread = 1 << 22;
   static constexpr unsigned kMaxThreads = 8;
@@ -447,7 +446,7 @@ Status HostDevice::launch(const LoadedKernel& kernel, const LaunchConfig&,
                   "host device: launch of a kernel another device loaded");
   }
   try {
-    return Interpreter(*host, args).run();
+    return Interpreter(*host, args, max_panel_bytes_).run();
   } catch (const std::bad_alloc&) {
     return Status(ErrorCode::kUnavailable, "host device: out of host memory for the launch");
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "fusedgemm/plan.h"
+#include "runtime/host_device.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
 
@@ -152,6 +153,43 @@ TEST(Execute, EveryFlavorMatchesTheReferenceAndWritesOnlyItsElements) {
   for (Flavor flavor : all_flavors()) {
     for (const ExecuteShape& s : shapes_for(flavor)) {
       expect_legal_call_matches_reference(flavor, s, seed++);
+    }
+  }
+}
+
+// The host device sums from operand panels decoded once where they fit its panel budget,
+// and reads the operands per product past it (runtime/host_device.h): both give the same
+// bytes for every flavor (block-scaled operands included) and shape.
+TEST(Execute, HostPanelsAndPerProductReadsGiveTheSameBytes) {
+  std::uint64_t seed = 900;
+  for (Flavor flavor : all_flavors()) {
+    for (const ExecuteShape& s : shapes_for(flavor)) {
+      SCOPED_TRACE(case_name(flavor, s));
+      auto fg = make_flavor_graph(flavor, s.shape);
+      ASSERT_TRUE(fg) << fg.status().message();
+      auto call = CallBuffers::make(fg->graph, seed++);
+      ASSERT_TRUE(call) << call.status().message();
+      const VariantPack pack = call->pack(s.views);
+      std::vector<std::vector<std::uint8_t>> written[2];
+      int path = 0;
+      for (const std::uint64_t panel_bytes :
+           {runtime::HostDevice::kMaxPanelBytes, std::uint64_t{0}}) {
+        auto plan =
+            build(fg->graph, BuildOptions{std::make_shared<runtime::HostDevice>(panel_bytes)});
+        ASSERT_TRUE(plan) << plan.status().message();
+        call->prepare();
+        const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
+        ASSERT_TRUE(status) << status.message();
+        for (const auto& t : call->tensors()) {
+          if (t.written) {
+            written[path].emplace_back(t.buffer->data(), t.buffer->data() + t.buffer->size());
+          }
+        }
+        ++path;
+      }
+      EXPECT_FALSE(written[0].empty());
+      EXPECT_TRUE(written[0] == written[1]);
+      EXPECT_TRUE(call->matches_reference(fg->graph));
     }
   }
 }
