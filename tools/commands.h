@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fusedgemm/status.h"
+#include "output.h"
 
 namespace fusedgemm::tool {
 
@@ -25,17 +26,17 @@ inline constexpr int kExitCannotRun = 2;
 // `path` itself, or every *.json file in it (sorted) when it is a folder (none: empty).
 std::vector<std::string> graph_files(const std::string& path);
 
-// Prints the status as "error (<code>):\n<message>" on stderr; kExitFailed for a refused
-// call (kIllegalCall), kExitCannotRun for anything else.
-int report(const Status& status);
 // A folder with no graph in it: an error naming it, kExitCannotRun.
-int no_graph_files(const std::string& path);
+int no_graph_files(Output& out, const std::string& path);
 int worst_exit(int a, int b);
+
+// Every command writes its findings through `out` (text, or the --json document) and returns
+// the exit code; the caller finishes `out` with it.
 
 // validate and analyze take a graph file or a folder. An invalid graph is kExitCannotRun for
 // both; analyze's support verdict (fused, or declined to the fallback) is not a failure.
-int validate_command(const std::string& path);
-int analyze_command(const std::string& path);
+int validate_command(Output& out, const std::string& path);
+int analyze_command(Output& out, const std::string& path);
 
 struct RunOptions {
   std::string path;  // a graph file, or a folder whose *.json files all run
@@ -43,7 +44,7 @@ struct RunOptions {
   std::uint64_t seed = 1;
   std::string engine;  // "fused" or "fallback" forces one; empty: fused unless declined
 };
-int run_command(const RunOptions& options);
+int run_command(Output& out, const RunOptions& options);
 
 // Exit codes: 0 when every graph compiled without spills (the fused kernel, or for a graph
 // the support gate declines its fallback step kernels); a graph of a type the generator does
@@ -59,11 +60,11 @@ struct CompileCommandOptions {
   // where unset.
   std::optional<std::int64_t> m, n, k, batch;
 };
-int compile_command(const CompileCommandOptions& options);
+int compile_command(Output& out, const CompileCommandOptions& options);
 
-int explain_rules_command();
+int explain_rules_command(Output& out);
 // Without a call: each plan's recipe (a graph file or a folder). With one: the verdict on the
 // call against one graph file, kExitFailed when a rule refuses it.
-int explain_command(const std::string& graph_path, const std::string& call_path);
+int explain_command(Output& out, const std::string& graph_path, const std::string& call_path);
 
 }  // namespace fusedgemm::tool

@@ -29,6 +29,17 @@ namespace {
 
 enum class Outcome { kCompiled, kSpilled, kNotCompiled, kFailed, kError };
 
+const char* outcome_text(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCompiled: return "ready";
+    case Outcome::kSpilled: return "spilled";
+    case Outcome::kNotCompiled: return "not_compiled";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kError: return "error";
+  }
+  return "?";
+}
+
 const char* cache_outcome_text(jit::CacheOutcome outcome) {
   switch (outcome) {
     case jit::CacheOutcome::kCompiled: return "compiled";
@@ -39,14 +50,14 @@ const char* cache_outcome_text(jit::CacheOutcome outcome) {
 }
 
 // A declined graph's fallback step kernels: compiled into the cache build() will read.
-Outcome compile_fallback(const Graph& graph, Context& context) {
+Outcome compile_fallback(Output& out, const Graph& graph, Context& context) {
   auto program = fallback::plan_program(graph);
-  if (!program) return report(program.status()), Outcome::kError;
+  if (!program) return out.error(program.status()), Outcome::kError;
   auto source = fallback::generate_step_source(program.value());
-  if (!source) return report(source.status()), Outcome::kError;
+  if (!source) return out.error(source.status()), Outcome::kError;
   auto compiled = context.compile(source->source, jit::CompileOptions{});
   if (!compiled) {
-    report(compiled.status());
+    out.error(compiled.status());
     return compiled.status().code() == ErrorCode::kCompile ? Outcome::kFailed : Outcome::kError;
   }
   int kernels = 0, registers = 0;
@@ -55,96 +66,119 @@ Outcome compile_fallback(const Graph& graph, Context& context) {
     ++kernels;
     registers = std::max(registers, f.registers);
   }
-  std::printf(
-      "  fallback engine: %zu steps, %d step kernels %s in %.3f s, at most %d registers%s\n",
-      program->steps.size(), kernels, cache_outcome_text(compiled->outcome), compiled->seconds,
-      registers,
-      compiled->kernel->resources.spills() ? "; FAIL: a step kernel spills" : ", no spills");
+  out.text("  fallback engine: {} steps, {} step kernels {} in {:.3f} s, at most {} registers{}\n",
+           program->steps.size(), kernels, cache_outcome_text(compiled->outcome), compiled->seconds,
+           registers,
+           compiled->kernel->resources.spills() ? "; FAIL: a step kernel spills" : ", no spills");
+  out.at()["fallback"] = {{"steps", program->steps.size()},
+                          {"kernels", kernels},
+                          {"cache", cache_outcome_text(compiled->outcome)},
+                          {"seconds", compiled->seconds},
+                          {"registers", registers},
+                          {"spills", compiled->kernel->resources.spills()}};
   return compiled->kernel->resources.spills() ? Outcome::kSpilled : Outcome::kCompiled;
 }
 
-Outcome compile_one(const std::string& path, Context& context, int sm_count,
+Outcome compile_one(Output& out, const std::string& path, Context& context, int sm_count,
                     const reference::ProblemOverride& size) {
-  std::printf("== %s\n", path.c_str());
+  out.text("== {}\n", path);
   auto graph = load_graph(path);
-  if (!graph) return report(graph.status()), Outcome::kError;
-  if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
+  if (!graph) return out.error(graph.status()), Outcome::kError;
+  if (Status s = graph->validate(); !s) return out.error(s), Outcome::kError;
   if (size.any()) {
     // A graph declined by a structure rule (a chained GEMM) has no one problem to resize; its
     // plan is the fallback engine's, which build() makes at the declared dims, so those are
     // the kernels a cache needs. resize_graph refuses such a graph before changing it.
     if (Status s = reference::resize_graph(graph.value(), size); !s) {
-      if (s.code() != ErrorCode::kDeclined) return report(s), Outcome::kError;
-      std::printf("  at the declared dims: --batch/--m/--n/--k resize one GEMM problem (%s)\n",
-                  s.message().c_str());
+      if (s.code() != ErrorCode::kDeclined) return out.error(s), Outcome::kError;
+      out.text("  at the declared dims: --batch/--m/--n/--k resize one GEMM problem ({})\n",
+               s.message());
+      out.at()["declared_dims"] = s.message();
     }
-    if (Status s = graph->validate(); !s) return report(s), Outcome::kError;
+    if (Status s = graph->validate(); !s) return out.error(s), Outcome::kError;
   }
   auto analysis = fusion::analyze(graph.value());
-  if (!analysis) return report(analysis.status()), Outcome::kError;
+  if (!analysis) return out.error(analysis.status()), Outcome::kError;
   std::optional<Decline> decline = analysis->decline;
   if (!decline) decline = recipe::check_support(analysis->program);
   if (decline) {
-    std::printf("  declined by rule %s\n  %s\n", decline->rule.c_str(), decline->message.c_str());
-    return compile_fallback(graph.value(), context);
+    out.text("  declined by rule {}\n  {}\n", decline->rule, decline->message);
+    out.at()["declined"] = {{"rule", decline->rule}, {"message", decline->message}};
+    return compile_fallback(out, graph.value(), context);
   }
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
   auto chosen = recipe::choose_kernel_config(*program, sm_count);
   if (!chosen) {
     if (chosen.status().code() != ErrorCode::kUnavailable) {
-      return report(chosen.status()), Outcome::kError;
+      return out.error(chosen.status()), Outcome::kError;
     }
-    std::printf("  declined: %s\n", chosen.status().message().c_str());
-    return compile_fallback(graph.value(), context);
+    out.text("  declined: {}\n", chosen.status().message());
+    out.at()["declined"] = {{"rule", "kernel_config"}, {"message", chosen.status().message()}};
+    return compile_fallback(out, graph.value(), context);
   }
   auto recipe = recipe::make_recipe(program, chosen.value());
   if (!recipe) {
     if (recipe.status().code() != ErrorCode::kDeclined) {
-      return report(recipe.status()), Outcome::kError;
+      return out.error(recipe.status()), Outcome::kError;
     }
-    std::printf("  not compiled: %s\n", recipe.status().message().c_str());
+    out.text("  not compiled: {}\n", recipe.status().message());
+    out.at()["not_compiled"] = recipe.status().message();
     return Outcome::kNotCompiled;
   }
   auto kernel = api::compile_fused_kernel(recipe.value(), context);
   if (!kernel) {
     switch (kernel.status().code()) {
       case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
-        std::printf("  not compiled: %s\n", kernel.status().message().c_str());
+        out.text("  not compiled: {}\n", kernel.status().message());
+        out.at()["not_compiled"] = kernel.status().message();
         return Outcome::kNotCompiled;
       case ErrorCode::kCompile:  // NVRTC refused the generated source
-        report(kernel.status());
+        out.error(kernel.status());
         return Outcome::kFailed;
-      default: return report(kernel.status()), Outcome::kError;
+      default: return out.error(kernel.status()), Outcome::kError;
     }
   }
 
   const jit::CompileResult& compiled = kernel->compiled;
   const recipe::KernelConfig& config = recipe->config;
-  std::printf("  %s in %.3f s (cache key %.16s)\n", cache_outcome_text(compiled.outcome),
-              compiled.seconds, compiled.key.c_str());
-  if (!compiled.warning.empty()) std::printf("  warning: %s\n", compiled.warning.c_str());
-  std::printf("  %s; %u bytes dynamic shared memory; %d threads\n",
-              recipe::describe(config).c_str(), config.shared_bytes, config.threads);
+  out.text("  {} in {:.3f} s (cache key {:.16})\n", cache_outcome_text(compiled.outcome),
+           compiled.seconds, compiled.key);
+  if (!compiled.warning.empty()) out.text("  warning: {}\n", compiled.warning);
+  out.text("  {}; {} bytes dynamic shared memory; {} threads\n", recipe::describe(config),
+           config.shared_bytes, config.threads);
+  nlohmann::json& fused = out.at()["kernel"];
+  fused = {{"cache", cache_outcome_text(compiled.outcome)},
+           {"seconds", compiled.seconds},
+           {"cache_key", compiled.key},
+           {"config", recipe::describe(config)},
+           {"shared_bytes", config.shared_bytes},
+           {"threads", config.threads}};
+  if (!compiled.warning.empty()) fused["warning"] = compiled.warning;
   const jit::FunctionResources* entry = compiled.kernel->resources.find(kernel->image.entry);
   if (entry == nullptr) {
-    report(Status(ErrorCode::kInternal, fmt::format("ptxas reported no function '{}'; the log:\n{}",
-                                                    kernel->image.entry, compiled.kernel->log)));
+    out.error(
+        Status(ErrorCode::kInternal, fmt::format("ptxas reported no function '{}'; the log:\n{}",
+                                                 kernel->image.entry, compiled.kernel->log)));
     return Outcome::kError;
   }
-  std::printf(
-      "  %s: %d registers, %llu bytes spill stores, %llu bytes spill loads, %llu bytes "
-      "stack frame, %llu bytes static shared\n",
-      entry->name.c_str(), entry->registers,
-      static_cast<unsigned long long>(entry->spill_store_bytes),
-      static_cast<unsigned long long>(entry->spill_load_bytes),
-      static_cast<unsigned long long>(entry->stack_frame_bytes),
-      static_cast<unsigned long long>(entry->shared_static_bytes));
+  out.text(
+      "  {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack frame, {} "
+      "bytes static shared\n",
+      entry->name, entry->registers, entry->spill_store_bytes, entry->spill_load_bytes,
+      entry->stack_frame_bytes, entry->shared_static_bytes);
+  fused["entry"] = entry->name;
+  fused["registers"] = entry->registers;
+  fused["spill_store_bytes"] = entry->spill_store_bytes;
+  fused["spill_load_bytes"] = entry->spill_load_bytes;
+  fused["stack_frame_bytes"] = entry->stack_frame_bytes;
+  fused["static_shared_bytes"] = entry->shared_static_bytes;
+  fused["performance_warnings"] = compiled.kernel->resources.performance_warnings;
   for (const auto& warning : compiled.kernel->resources.performance_warnings) {
-    std::printf("  FAIL: %s\n", warning.c_str());
+    out.text("  FAIL: {}\n", warning);
   }
   if (compiled.kernel->resources.spills()) {
-    std::printf("  FAIL: the kernel spills registers\n");
+    out.text("  FAIL: the kernel spills registers\n");
     return Outcome::kSpilled;
   }
   return compiled.kernel->resources.performance_warnings.empty() ? Outcome::kCompiled
@@ -159,30 +193,36 @@ int local_sm_count() {
 
 }  // namespace
 
-int compile_command(const CompileCommandOptions& options) {
+int compile_command(Output& out, const CompileCommandOptions& options) {
   if (options.arch != "sm_90a") {
-    std::fprintf(stderr,
-                 "compile: --arch %s: only sm_90a is generated (the kernel uses wgmma and TMA)\n",
-                 options.arch.c_str());
-    return kExitCannotRun;
+    return out.error("invalid argument",
+                     fmt::format("compile: --arch {}: only sm_90a is generated (the kernel uses "
+                                 "wgmma and TMA)",
+                                 options.arch),
+                     kExitCannotRun);
   }
   const std::vector<std::string> paths = graph_files(options.path);
-  if (paths.empty()) return no_graph_files(options.path);
+  if (paths.empty()) return no_graph_files(out, options.path);
 
   auto context = Context::create();
-  if (!context) return report(context.status()), kExitCannotRun;
+  if (!context) return out.error(context.status()), kExitCannotRun;
   const int sm_count = options.sm_count > 0 ? options.sm_count : local_sm_count();
   const ContextSettings& settings = context.value()->settings();
   const std::string cache = settings.cache_disabled      ? std::string("disabled")
                             : settings.cache_dir.empty() ? std::string("in memory only")
                                                          : settings.cache_dir.string();
-  std::printf("kernel cache: %s; tiles planned for %d multiprocessors%s\n", cache.c_str(), sm_count,
-              sm_count == 0 ? " (none known: --sm-count)" : "");
+  out.text("kernel cache: {}; tiles planned for {} multiprocessors{}\n", cache, sm_count,
+           sm_count == 0 ? " (none known: --sm-count)" : "");
+  out.top()["kernel_cache"] = cache;
+  out.top()["sm_count"] = sm_count;
 
   int compiled = 0, spilled = 0, not_compiled = 0, failed = 0, errors = 0;
   for (const auto& path : paths) {
     const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
-    switch (compile_one(path, *context.value(), sm_count, size)) {
+    out.begin_graph(path);
+    const Outcome outcome = compile_one(out, path, *context.value(), sm_count, size);
+    out.at()["outcome"] = outcome_text(outcome);
+    switch (outcome) {
       case Outcome::kCompiled: ++compiled; break;
       case Outcome::kSpilled: ++spilled; break;
       case Outcome::kNotCompiled: ++not_compiled; break;
@@ -190,12 +230,15 @@ int compile_command(const CompileCommandOptions& options) {
       case Outcome::kError: ++errors; break;
     }
   }
-  std::printf(
-      "\n%d graphs: %d kernels ready (compiled or cached), %d spilled or serialized, %d not "
-      "compiled (declined "
-      "or not generated "
-      "yet), %d failed to compile, %d errors\n",
-      static_cast<int>(paths.size()), compiled, spilled, not_compiled, failed, errors);
+  out.text(
+      "\n{} graphs: {} kernels ready (compiled or cached), {} spilled or serialized, {} not "
+      "compiled (declined or not generated yet), {} failed to compile, {} errors\n",
+      paths.size(), compiled, spilled, not_compiled, failed, errors);
+  out.top()["summary"] = {{"ready", compiled},
+                          {"spilled", spilled},
+                          {"not_compiled", not_compiled},
+                          {"failed", failed},
+                          {"errors", errors}};
   if (errors != 0) return kExitCannotRun;
   return spilled + failed == 0 ? kExitOk : kExitFailed;
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "call_json.h"
 #include "commands.h"
 #include "fusedgemm/graph_json.h"
@@ -18,48 +20,59 @@ Result<Plan> host_plan(const std::string& graph_path) {
   return build(graph, BuildOptions{make_host_device()});
 }
 
-int describe_one(const std::string& graph_path) {
+int describe_one(Output& out, const std::string& graph_path) {
   auto plan = host_plan(graph_path);
-  if (!plan) return report(plan.status());
-  std::printf("%s", plan->describe().c_str());
+  if (!plan) return out.error(plan.status());
+  const std::string description = plan->describe();
+  out.text("{}", description);
+  out.at()["engine"] = std::string(to_string(plan->engine()));
+  out.at()["recipe"] = description;
   return kExitOk;
 }
 
 }  // namespace
 
-int explain_command(const std::string& graph_path, const std::string& call_path) {
+int explain_command(Output& out, const std::string& graph_path, const std::string& call_path) {
   std::error_code ec;
   const bool folder = std::filesystem::is_directory(graph_path, ec);
   if (call_path.empty()) {
     const std::vector<std::string> paths = graph_files(graph_path);
-    if (paths.empty()) return no_graph_files(graph_path);
+    if (paths.empty()) return no_graph_files(out, graph_path);
     int code = kExitOk;
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      if (folder) std::printf("%s== %s\n", i == 0 ? "" : "\n", paths[i].c_str());
+      if (folder) out.text("{}== {}\n", i == 0 ? "" : "\n", paths[i]);
+      out.begin_graph(paths[i]);
       std::fflush(stdout);
-      code = worst_exit(code, describe_one(paths[i]));
+      code = worst_exit(code, describe_one(out, paths[i]));
     }
     return code;
   }
   if (folder) {
-    std::fprintf(stderr, "explain: '%s' is a folder; a call is explained against one graph file\n",
-                 graph_path.c_str());
-    return kExitCannotRun;
+    return out.error("invalid argument",
+                     fmt::format("explain: '{}' is a folder; a call is explained against one "
+                                 "graph file",
+                                 graph_path),
+                     kExitCannotRun);
   }
+  out.begin_graph(graph_path);
+  out.at()["call"] = call_path;
   auto plan = host_plan(graph_path);
-  if (!plan) return report(plan.status());
+  if (!plan) return out.error(plan.status());
   auto call = load_call(call_path);
-  if (!call) return report(call.status());
+  if (!call) return out.error(call.status());
   // A workspace of the size the call names, at an address nobody reads.
   const Workspace workspace{
       call->workspace_bytes ? reinterpret_cast<void*>(kFakeBase - kFakeSpacing) : nullptr,
       call->workspace_bytes};
   const Verdict verdict = plan->explain(call->pack, workspace);
+  out.at()["legal"] = verdict.legal();
   if (verdict.legal()) {
-    std::printf("legal: the call passes every rule\n");
+    out.text("legal: the call passes every rule\n");
     return kExitOk;
   }
-  std::printf("refused by rule %s\n  %s\n", verdict.rule.c_str(), verdict.message.c_str());
+  out.at()["rule"] = verdict.rule;
+  out.at()["message"] = verdict.message;
+  out.text("refused by rule {}\n  {}\n", verdict.rule, verdict.message);
   return kExitFailed;
 }
 

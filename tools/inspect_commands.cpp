@@ -29,16 +29,9 @@ std::vector<std::string> graph_files(const std::string& path) {
   return paths;
 }
 
-int report(const Status& status) {
-  std::fprintf(stderr, "error (%s):\n%s\n", std::string(to_string(status.code())).c_str(),
-               status.message().c_str());
-  return status.code() == ErrorCode::kIllegalCall ? kExitFailed : kExitCannotRun;
-}
-
-int no_graph_files(const std::string& path) {
-  std::fprintf(stderr, "error (invalid argument):\n'%s': a folder with no *.json graph files\n",
-               path.c_str());
-  return kExitCannotRun;
+int no_graph_files(Output& out, const std::string& path) {
+  return out.error("invalid argument",
+                   fmt::format("'{}': a folder with no *.json graph files", path), kExitCannotRun);
 }
 
 int worst_exit(int a, int b) {
@@ -47,82 +40,86 @@ int worst_exit(int a, int b) {
 
 namespace {
 
-int validate_one(const std::string& path) {
+int validate_one(Output& out, const std::string& path) {
   auto graph = load_graph(path);
-  if (!graph) return report(graph.status());
+  if (!graph) return out.error(graph.status());
   const Status status = graph->validate();
-  if (!status) {
-    std::printf("%s", to_string(graph.value()).c_str());
-    return report(status);
-  }
-  std::printf("%s%s: valid\n", to_string(graph.value()).c_str(), path.c_str());
+  out.text("{}", to_string(graph.value()));
+  out.at()["valid"] = status.is_ok();
+  if (!status) return out.error(status);
+  out.text("{}: valid\n", path);
   return kExitOk;
 }
 
-int analyze_one(const std::string& path) {
+int analyze_one(Output& out, const std::string& path) {
   auto graph = load_graph(path);
-  if (!graph) return report(graph.status());
-  if (Status s = graph->validate(); !s) return report(s);
+  if (!graph) return out.error(graph.status());
+  if (Status s = graph->validate(); !s) return out.error(s);
   auto analysis = fusion::analyze(graph.value());
-  if (!analysis) return report(analysis.status());
+  if (!analysis) return out.error(analysis.status());
   std::optional<Decline> decline = analysis->decline;
   if (!decline) {
-    std::printf("%s", fusion::to_string(analysis->program).c_str());
+    out.text("{}", fusion::to_string(analysis->program));
     decline = recipe::check_support(analysis->program);
   }
+  out.at()["fused"] = !decline.has_value();
   if (!decline) {
-    std::printf("support: the fused engine supports this graph\n");
+    out.text("support: the fused engine supports this graph\n");
     return kExitOk;
   }
-  std::printf("support: declined by rule %s\n  %s\n", decline->rule.c_str(),
-              decline->message.c_str());
+  out.at()["declined"] = {{"rule", decline->rule}, {"message", decline->message}};
+  out.text("support: declined by rule {}\n  {}\n", decline->rule, decline->message);
   // build() takes a declined graph to the fallback engine, which has limits of its own
   // (fallback_buffer_count): a graph neither engine takes is a failed check.
   auto steps = fallback::plan_program(graph.value());
   const Status fallback = steps ? fallback::make_recipe(steps.value()).status() : steps.status();
+  out.at()["fallback"] = fallback.is_ok();
   if (!fallback) {
-    std::printf("fallback engine: cannot run this graph either\n  %s\n",
-                fallback.message().c_str());
+    out.at()["fallback_refusal"] = fallback.message();
+    out.text("fallback engine: cannot run this graph either\n  {}\n", fallback.message());
     return kExitFailed;
   }
-  std::printf("fallback engine: runs this graph unfused\n");
+  out.text("fallback engine: runs this graph unfused\n");
   return kExitOk;
 }
 
 // Each graph of `path` (a file, or a folder's *.json files) through `one`, with a blank line
 // between graphs of a folder; the worst exit code of them.
 template <typename One>
-int each_graph(const std::string& path, One one) {
+int each_graph(Output& out, const std::string& path, One one) {
   const std::vector<std::string> paths = graph_files(path);
-  if (paths.empty()) return no_graph_files(path);
+  if (paths.empty()) return no_graph_files(out, path);
   int code = kExitOk;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (paths.size() > 1) std::printf("%s== %s\n", i == 0 ? "" : "\n", paths[i].c_str());
+    if (paths.size() > 1) out.text("{}== {}\n", i == 0 ? "" : "\n", paths[i]);
+    out.begin_graph(paths[i]);
     std::fflush(stdout);
-    code = worst_exit(code, one(paths[i]));
+    code = worst_exit(code, one(out, paths[i]));
   }
   return code;
 }
 
 }  // namespace
 
-int validate_command(const std::string& path) {
-  return each_graph(path, validate_one);
+int validate_command(Output& out, const std::string& path) {
+  return each_graph(out, path, validate_one);
 }
 
-int analyze_command(const std::string& path) {
-  return each_graph(path, analyze_one);
+int analyze_command(Output& out, const std::string& path) {
+  return each_graph(out, path, analyze_one);
 }
 
-int explain_rules_command() {
+int explain_rules_command(Output& out) {
   const auto table = recipe::rule_table();
-  std::printf("%-4s %-24s %-10s %s\n", "#", "rule", "scope", "legal");
+  out.text("{:<4} {:<24} {:<10} {}\n", "#", "rule", "scope", "legal");
+  auto& rules = out.top()["rules"] = nlohmann::json::array();
   for (std::size_t i = 0; i < table.size(); ++i) {
-    std::printf("%-4zu %-24s %-10s %s\n", i, std::string(table[i].id).c_str(),
-                std::string(to_string(table[i].scope)).c_str(),
-                std::string(table[i].legal).c_str());
+    out.text("{:<4} {:<24} {:<10} {}\n", i, table[i].id, to_string(table[i].scope), table[i].legal);
+    rules.push_back({{"id", std::string(table[i].id)},
+                     {"scope", std::string(to_string(table[i].scope))},
+                     {"legal", std::string(table[i].legal)}});
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace fusedgemm::tool

@@ -77,8 +77,11 @@ int run_tool(int argc, char** argv) {
   explain->add_flag("--rules", list_rules, "print the rule table");
   explain->add_option("graph", path, "graph JSON file (without a call: or a folder of them)");
   explain->add_option("call", call_path, "call JSON file (docs/call-json.md)");
+  bool json = false;
   for (CLI::App* command : {validate, analyze, run, compile, explain}) {
     if (command->get_footer().empty()) command->footer(kExitCodes);
+    command->add_flag("--json", json,
+                      "print one JSON document on stdout instead of text (docs/tool-json.md)");
   }
 
   try {
@@ -89,16 +92,19 @@ int run_tool(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitCannotRun;
   }
-  if (*validate) return validate_command(path);
-  if (*analyze) return analyze_command(path);
-  if (*run) return run_command(run_options);
-  if (*compile) return compile_command(compile_options);
-  if (list_rules) return explain_rules_command();
+  CLI::App* const chosen = app.get_subcommands().front();
+  Output out(chosen->get_name(), json);
+  if (*validate) return out.finish(validate_command(out, path));
+  if (*analyze) return out.finish(analyze_command(out, path));
+  if (*run) return out.finish(run_command(out, run_options));
+  if (*compile) return out.finish(compile_command(out, compile_options));
+  if (list_rules) return out.finish(explain_rules_command(out));
   if (path.empty()) {
-    std::fprintf(stderr, "explain: give a graph (and optionally a call), or --rules\n");
-    return kExitCannotRun;
+    return out.finish(out.error("invalid argument",
+                                "explain: give a graph (and optionally a call), or --rules",
+                                kExitCannotRun));
   }
-  return explain_command(path, call_path);
+  return out.finish(explain_command(out, path, call_path));
 }
 
 }  // namespace

@@ -28,8 +28,18 @@ enum class Outcome { kPassed, kFailed, kDeclined, kError };
 
 // A status the run cannot go on from: a refused call (the plan's rules said no to a call the
 // tool built from the graph) is a failed check, anything else an error.
-Outcome stop(const Status& status) {
-  return report(status) == kExitFailed ? Outcome::kFailed : Outcome::kError;
+Outcome stop(Output& out, const Status& status) {
+  return out.error(status) == kExitFailed ? Outcome::kFailed : Outcome::kError;
+}
+
+const char* outcome_text(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPassed: return "passed";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kDeclined: return "declined";
+    case Outcome::kError: return "error";
+  }
+  return "?";
 }
 
 // Where a call's buffers live: the host vectors themselves on the host device; device
@@ -84,12 +94,12 @@ double flops_of(const Graph& graph) {
   return flops;
 }
 
-Outcome run_one(const std::string& path, const RunOptions& options) {
-  std::printf("== %s\n", path.c_str());
+Outcome run_one(Output& out, const std::string& path, const RunOptions& options) {
+  out.text("== {}\n", path);
   auto loaded = load_graph(path);
-  if (!loaded) return stop(loaded.status());
+  if (!loaded) return stop(out, loaded.status());
   Graph& graph = loaded.value();
-  if (Status s = graph.validate(); !s) return stop(s);
+  if (Status s = graph.validate(); !s) return stop(out, s);
 
   const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
   BuildOptions build_options{default_device()};
@@ -99,18 +109,19 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   auto plan = build(graph, build_options);
   if (!plan && plan.status().code() == ErrorCode::kUnavailable &&
       !build_options.device->is_host()) {
-    std::printf("note: %s; running on the host device\n", plan.status().message().c_str());
+    out.text("note: {}; running on the host device\n", plan.status().message());
     build_options.device = make_host_device();
     plan = build(graph, build_options);
   }
   if (!plan && plan.status().code() == ErrorCode::kDeclined) {
-    std::printf("DECLINED by the fused engine (forced): %s\n", plan.status().message().c_str());
+    out.text("DECLINED by the fused engine (forced): {}\n", plan.status().message());
+    out.at()["declined"] = plan.status().message();
     return Outcome::kDeclined;
   }
-  if (!plan) return stop(plan.status());
+  if (!plan) return stop(out, plan.status());
   if (plan->declined()) {
-    std::printf("  fallback engine: the fused engine declined: %s\n",
-                plan->declined()->message.c_str());
+    out.text("  fallback engine: the fused engine declined: {}\n", plan->declined()->message);
+    out.at()["declined"] = plan->declined()->message;
   }
   if (size.any()) {
     // A fused plan serves other problem sizes: re-declare the buffers, keep the plan. The
@@ -119,19 +130,20 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     // declines by a structure rule has not (a chained GEMM has two Ks): such a graph runs
     // at its declared dims.
     if (Status s = reference::resize_graph(graph, size); !s) {
-      if (s.code() != ErrorCode::kDeclined) return stop(s);
-      return stop(Status(ErrorCode::kInvalidArgument,
+      if (s.code() != ErrorCode::kDeclined) return stop(out, s);
+      return stop(out,
+                  Status(ErrorCode::kInvalidArgument,
                          fmt::format("run_resize: --batch/--m/--n/--k resize the graph's one GEMM "
                                      "problem, which a graph of this structure has not ({}); "
                                      "legal: run it at its declared dims",
                                      s.message())));
     }
     if (plan->engine() == Engine::kFallback) plan = build(graph, build_options);
-    if (!plan) return stop(plan.status());
+    if (!plan) return stop(out, plan.status());
   }
 
   auto inputs = reference::make_random_inputs(graph, options.seed);
-  if (!inputs) return stop(inputs.status());
+  if (!inputs) return stop(out, inputs.status());
   // Bare addresses read as the plan's declared layouts; a resized call passes views.
   auto buffer = [&](const TensorAttributes& t, void* data) {
     return size.any() ? BufferView::view(data, t.dims(), t.strides()) : BufferView::address(data);
@@ -140,47 +152,49 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
   VariantPack pack;
   for (auto& [uid, tensor] : inputs.value()) {
     auto t = graph.find_tensor(uid);
-    if (!t) return stop(t.status());
+    if (!t) return stop(out, t.status());
     auto data = memory.place(tensor.bytes);
-    if (!data) return stop(data.status());
+    if (!data) return stop(out, data.status());
     pack.set(uid, buffer(*t.value(), data.value()));
   }
   std::vector<std::pair<Tensor, reference::HostTensor>> outputs;
   for (const auto& t : graph.tensors()) {
     if (!t->is_output()) continue;
     auto host = reference::make_host_tensor(*t);
-    if (!host) return stop(host.status());
+    if (!host) return stop(out, host.status());
     std::fill(host->bytes.begin(), host->bytes.end(), kPoison);
     outputs.emplace_back(t, std::move(host).value());
   }
   for (auto& [t, host] : outputs) {
     auto data = memory.place(host.bytes);
-    if (!data) return stop(data.status());
+    if (!data) return stop(out, data.status());
     pack.set(*t->uid(), buffer(*t, data.value()));
   }
 
   auto bound = plan->bind(pack);
-  if (!bound) return stop(bound.status());
+  if (!bound) return stop(out, bound.status());
   // The taps' workspace for this call's problem; its contents need no initialization.
   auto workspace_bytes = plan->workspace_bytes(bound.value());
-  if (!workspace_bytes) return stop(workspace_bytes.status());
+  if (!workspace_bytes) return stop(out, workspace_bytes.status());
   if (workspace_bytes.value() > static_cast<std::uint64_t>(reference::kMaxHostTensorBytes)) {
-    return stop(Status(ErrorCode::kInvalidArgument,
-                       fmt::format("run_workspace_bytes: the call needs a workspace of {} "
-                                   "bytes; legal: at most {} (2^34) on the host",
-                                   workspace_bytes.value(), reference::kMaxHostTensorBytes)));
+    return stop(out, Status(ErrorCode::kInvalidArgument,
+                            fmt::format("run_workspace_bytes: the call needs a workspace of {} "
+                                        "bytes; legal: at most {} (2^34) on the host",
+                                        workspace_bytes.value(), reference::kMaxHostTensorBytes)));
   }
   std::vector<std::uint8_t> workspace(workspace_bytes.value(), kPoison);
   Workspace ws;
   if (!workspace.empty()) {
     auto data = memory.place(workspace);
-    if (!data) return stop(data.status());
+    if (!data) return stop(out, data.status());
     ws = {data.value(), workspace.size()};
   }
   if (Status s = plan->execute(bound.value(), ws, nullptr); !s) {
-    return stop(s);
+    return stop(out, s);
   }
   std::string timing;
+  out.at()["engine"] = std::string(to_string(plan->engine()));
+  out.at()["device"] = std::string(plan->device().name());
   if (!plan->device().is_host()) {
     // Warm calls (the first ones pay for module loads and cold caches; issue 12 saw 7.6-41
     // us between examples of one size from a cold clock), then a burst from a drained
@@ -188,22 +202,25 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     constexpr int kWarmCalls = 10;
     constexpr int kCalls = 200;
     for (int i = 0; i < kWarmCalls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
-    if (Status s = memory.synchronize(); !s) return stop(s);
+    if (Status s = memory.synchronize(); !s) return stop(out, s);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kCalls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
     const auto t1 = std::chrono::steady_clock::now();
-    if (Status s = memory.synchronize(); !s) return stop(s);
+    if (Status s = memory.synchronize(); !s) return stop(out, s);
     const auto t2 = std::chrono::steady_clock::now();
     const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls;
     const double device_s = std::chrono::duration<double>(t2 - t0).count() / kCalls;
     timing = fmt::format("; host {:.2f} us/call, {:.1f} us/call end to end, {:.0f} TFLOP/s",
                          host_us, device_s * 1e6, flops_of(graph) / device_s / 1e12);
+    out.at()["host_us_per_call"] = host_us;
+    out.at()["device_us_per_call"] = device_s * 1e6;
   }
-  if (Status s = memory.fetch(); !s) return stop(s);
+  if (Status s = memory.fetch(); !s) return stop(out, s);
   auto expected = reference::evaluate(graph, inputs.value());
-  if (!expected) return stop(expected.status());
+  if (!expected) return stop(out, expected.status());
 
   bool all_passed = true;
+  auto& checked = out.at()["outputs"] = nlohmann::json::array();
   for (const auto& [t, host] : outputs) {
     const auto* want = [&]() -> const reference::OutputValues* {
       for (const auto& o : expected->outputs()) {
@@ -214,30 +231,36 @@ Outcome run_one(const std::string& path, const RunOptions& options) {
     if (want == nullptr) continue;
     const auto cmp = reference::compare(host, *want);
     all_passed = all_passed && cmp.passed();
-    std::printf("  %s %-22s %-8s %s\n", cmp.passed() ? "PASS" : "FAIL",
-                fmt::format("'{}'", t->name()).c_str(),
-                std::string(to_string(t->data_type())).c_str(), cmp.summary().c_str());
+    out.text("  {} {:<22} {:<8} {}\n", cmp.passed() ? "PASS" : "FAIL",
+             fmt::format("'{}'", t->name()), to_string(t->data_type()), cmp.summary());
+    checked.push_back({{"name", t->name()},
+                       {"type", std::string(to_string(t->data_type()))},
+                       {"passed", cmp.passed()},
+                       {"rel_err", cmp.relative_error},
+                       {"tolerance", cmp.tolerance},
+                       {"nonfinite_mismatches", cmp.nonfinite_mismatches},
+                       {"elements", cmp.element_count}});
   }
-  std::printf("  %s engine on the %s device%s; deferrals: %s\n",
-              std::string(to_string(plan->engine())).c_str(),
-              std::string(plan->device().name()).c_str(), timing.c_str(),
-              [&] {
-                std::uint64_t total = 0;
-                for (const auto& d : plan->deferrals()) total += d.count;
-                return total == 0 ? std::string("none") : fmt::format("{}", total);
-              }()
-                  .c_str());
+  std::uint64_t deferrals = 0;
+  for (const auto& d : plan->deferrals()) deferrals += d.count;
+  out.at()["deferrals"] = deferrals;
+  out.text("  {} engine on the {} device{}; deferrals: {}\n", to_string(plan->engine()),
+           plan->device().name(), timing,
+           deferrals == 0 ? std::string("none") : fmt::format("{}", deferrals));
   return all_passed ? Outcome::kPassed : Outcome::kFailed;
 }
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
+int run_command(Output& out, const RunOptions& options) {
   const std::vector<std::string> paths = graph_files(options.path);
-  if (paths.empty()) return no_graph_files(options.path);
+  if (paths.empty()) return no_graph_files(out, options.path);
   int passed = 0, failed = 0, declined = 0, errors = 0;
   for (const auto& path : paths) {
-    switch (run_one(path, options)) {
+    out.begin_graph(path);
+    const Outcome outcome = run_one(out, path, options);
+    out.at()["outcome"] = outcome_text(outcome);
+    switch (outcome) {
       case Outcome::kPassed: ++passed; break;
       case Outcome::kFailed: ++failed; break;
       case Outcome::kDeclined: ++declined; break;
@@ -245,8 +268,10 @@ int run_command(const RunOptions& options) {
     }
     std::fflush(stdout);
   }
-  std::printf("\n%d graphs: %d passed, %d failed, %d declined, %d errors\n",
-              static_cast<int>(paths.size()), passed, failed, declined, errors);
+  out.text("\n{} graphs: {} passed, {} failed, {} declined, {} errors\n", paths.size(), passed,
+           failed, declined, errors);
+  out.top()["summary"] = {
+      {"passed", passed}, {"failed", failed}, {"declined", declined}, {"errors", errors}};
   // A graph the forced fused engine declines ran nothing: not a success.
   if (errors != 0) return kExitCannotRun;
   return failed + declined == 0 ? kExitOk : kExitFailed;

@@ -1,0 +1,43 @@
+#include "output.h"
+
+#include "commands.h"
+
+namespace fusedgemm::tool {
+
+Output::Output(std::string_view command, bool json) : json_(json) {
+  document_["command"] = std::string(command);
+  document_["graphs"] = nlohmann::json::array();
+}
+
+void Output::begin_graph(const std::string& path) {
+  document_["graphs"].push_back({{"path", path}});
+}
+
+nlohmann::json& Output::at() {
+  auto& graphs = document_["graphs"];
+  return graphs.empty() ? document_ : graphs.back();
+}
+
+int Output::error(const Status& status) {
+  const int code = status.code() == ErrorCode::kIllegalCall ? kExitFailed : kExitCannotRun;
+  return error(to_string(status.code()), status.message(), code);
+}
+
+int Output::error(std::string_view code, const std::string& message, int exit_code) {
+  std::fprintf(stderr, "error (%s):\n%s\n", std::string(code).c_str(), message.c_str());
+  at()["error"] = {{"code", std::string(code)}, {"message", message}};
+  return exit_code;
+}
+
+int Output::finish(int exit_code) {
+  if (json_) {
+    document_["exit_code"] = exit_code;
+    // Invalid UTF-8 from a graph's names is replaced, never a throw.
+    std::printf("%s\n",
+                document_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  std::fflush(stdout);
+  return exit_code;
+}
+
+}  // namespace fusedgemm::tool
