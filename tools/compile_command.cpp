@@ -126,7 +126,9 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
     out.at()["not_compiled"] = recipe.status().message();
     return Outcome::kNotCompiled;
   }
+  out.progress(fmt::format("compiling {}", path));
   auto kernel = api::compile_fused_kernel(recipe.value(), context);
+  out.done();
   if (!kernel) {
     switch (kernel.status().code()) {
       case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
@@ -144,6 +146,9 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
   const recipe::KernelConfig& config = recipe->config;
   out.text("  {} in {:.3f} s (cache key {:.16})\n", cache_outcome_text(compiled.outcome),
            compiled.seconds, compiled.key);
+  if (out.json() && compiled.outcome == jit::CacheOutcome::kCompiled) {
+    out.note(fmt::format("fusedgemm: {}: compiled in {:.2f} s", path, compiled.seconds));
+  }
   if (!compiled.warning.empty()) out.text("  warning: {}\n", compiled.warning);
   out.text("  {}; {} bytes dynamic shared memory; {} threads\n", recipe::describe(config),
            config.shared_bytes, config.threads);

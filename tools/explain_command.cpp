@@ -8,6 +8,7 @@
 
 #include "call_json.h"
 #include "commands.h"
+#include "fusedgemm/context.h"
 #include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 
@@ -15,9 +16,12 @@ namespace fusedgemm::tool {
 
 namespace {
 
+// A Context although the host device compiles nothing: a bad FUSEDGEMM_* value fails every
+// command alike (docs/ENVIRONMENT.md).
 Result<Plan> host_plan(const std::string& graph_path) {
+  FG_ASSIGN_OR_RETURN(std::shared_ptr<Context> context, Context::create());
   FG_ASSIGN_OR_RETURN(Graph graph, load_graph(graph_path));
-  return build(graph, BuildOptions{make_host_device()});
+  return build(graph, BuildOptions{make_host_device(), std::move(context)});
 }
 
 int describe_one(Output& out, const std::string& graph_path) {

@@ -1,10 +1,13 @@
 #include "output.h"
 
+#include <unistd.h>  // isatty
+
 #include "commands.h"
 
 namespace fusedgemm::tool {
 
-Output::Output(std::string_view command, bool json) : json_(json) {
+Output::Output(std::string_view command, bool json)
+    : json_(json), terminal_(::isatty(STDERR_FILENO) == 1) {
   document_["command"] = std::string(command);
   document_["graphs"] = nlohmann::json::array();
 }
@@ -24,12 +27,33 @@ int Output::error(const Status& status) {
 }
 
 int Output::error(std::string_view code, const std::string& message, int exit_code) {
+  done();
   std::fprintf(stderr, "error (%s):\n%s\n", std::string(code).c_str(), message.c_str());
   at()["error"] = {{"code", std::string(code)}, {"message", message}};
   return exit_code;
 }
 
+void Output::progress(const std::string& what) {
+  if (!terminal_) return;
+  std::fprintf(stderr, "\r\033[K%s", what.c_str());
+  std::fflush(stderr);
+  progressing_ = true;
+}
+
+void Output::done() {
+  if (!progressing_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  progressing_ = false;
+}
+
+void Output::note(const std::string& line) {
+  done();
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 int Output::finish(int exit_code) {
+  done();
   if (json_) {
     document_["exit_code"] = exit_code;
     // Invalid UTF-8 from a graph's names is replaced, never a throw.

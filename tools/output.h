@@ -40,11 +40,20 @@ class Output {
   // An error that is no Status (bad usage found by the command): stderr and the entry.
   int error(std::string_view code, const std::string& message, int exit_code);
 
+  // Long work: on a terminal, `what` as one line on stderr that the next progress() or done()
+  // overwrites; nothing when stderr is not a terminal (scripts, CI, --json pipes).
+  void progress(const std::string& what);
+  void done();
+  // One line on stderr in both modes (a kernel compiled: seconds of work, said as it ends).
+  void note(const std::string& line);
+
   // JSON mode: prints the document with its "exit_code". Returns `exit_code`.
   int finish(int exit_code);
 
  private:
   bool json_;
+  bool terminal_;
+  bool progressing_ = false;
   nlohmann::json document_;
 };
 

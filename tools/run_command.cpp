@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "fusedgemm/context.h"
 #include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 #include "reference/compare.h"
@@ -94,7 +95,27 @@ double flops_of(const Graph& graph) {
   return flops;
 }
 
-Outcome run_one(Output& out, const std::string& path, const RunOptions& options) {
+// build() with a line on stderr for every kernel it compiled (0.3-1.5 s each when the cache
+// misses, issue 12) and a progress line on a terminal while it works.
+Result<Plan> build_noting(Output& out, Graph& graph, const BuildOptions& options,
+                          const std::string& path) {
+  const std::int64_t before = options.context->counters().compiles;
+  out.progress(fmt::format("building {}", path));
+  const auto start = std::chrono::steady_clock::now();
+  Result<Plan> plan = build(graph, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::int64_t compiled = options.context->counters().compiles - before;
+  out.done();
+  if (compiled > 0) {
+    out.note(
+        fmt::format("fusedgemm: {}: compiled {} kernel(s) in {:.2f} s", path, compiled, seconds));
+  }
+  return plan;
+}
+
+Outcome run_one(Output& out, const std::string& path, const RunOptions& options,
+                const std::shared_ptr<Context>& context) {
   out.text("== {}\n", path);
   auto loaded = load_graph(path);
   if (!loaded) return stop(out, loaded.status());
@@ -102,16 +123,16 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options)
   if (Status s = graph.validate(); !s) return stop(out, s);
 
   const reference::ProblemOverride size{options.batch, options.m, options.n, options.k, {}, {}};
-  BuildOptions build_options{default_device()};
+  BuildOptions build_options{default_device(), context};
   if (!options.engine.empty()) {
     build_options.engine = options.engine == "fused" ? Engine::kFused : Engine::kFallback;
   }
-  auto plan = build(graph, build_options);
+  auto plan = build_noting(out, graph, build_options, path);
   if (!plan && plan.status().code() == ErrorCode::kUnavailable &&
       !build_options.device->is_host()) {
     out.text("note: {}; running on the host device\n", plan.status().message());
     build_options.device = make_host_device();
-    plan = build(graph, build_options);
+    plan = build_noting(out, graph, build_options, path);
   }
   if (!plan && plan.status().code() == ErrorCode::kDeclined) {
     out.text("DECLINED by the fused engine (forced): {}\n", plan.status().message());
@@ -138,7 +159,7 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options)
                                      "legal: run it at its declared dims",
                                      s.message())));
     }
-    if (plan->engine() == Engine::kFallback) plan = build(graph, build_options);
+    if (plan->engine() == Engine::kFallback) plan = build_noting(out, graph, build_options, path);
     if (!plan) return stop(out, plan.status());
   }
 
@@ -189,6 +210,7 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options)
     if (!data) return stop(out, data.status());
     ws = {data.value(), workspace.size()};
   }
+  out.progress(fmt::format("executing {} on the {} device", path, plan->device().name()));
   if (Status s = plan->execute(bound.value(), ws, nullptr); !s) {
     return stop(out, s);
   }
@@ -216,7 +238,9 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options)
     out.at()["device_us_per_call"] = device_s * 1e6;
   }
   if (Status s = memory.fetch(); !s) return stop(out, s);
+  out.progress(fmt::format("evaluating {} in fp64 on the host", path));
   auto expected = reference::evaluate(graph, inputs.value());
+  out.done();
   if (!expected) return stop(out, expected.status());
 
   bool all_passed = true;
@@ -255,10 +279,14 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options)
 int run_command(Output& out, const RunOptions& options) {
   const std::vector<std::string> paths = graph_files(options.path);
   if (paths.empty()) return no_graph_files(out, options.path);
+  // One Context for every build: one kernel cache, and a bad FUSEDGEMM_* value fails here
+  // on every device (docs/ENVIRONMENT.md).
+  auto context = Context::create();
+  if (!context) return out.error(context.status());
   int passed = 0, failed = 0, declined = 0, errors = 0;
   for (const auto& path : paths) {
     out.begin_graph(path);
-    const Outcome outcome = run_one(out, path, options);
+    const Outcome outcome = run_one(out, path, options, context.value());
     out.at()["outcome"] = outcome_text(outcome);
     switch (outcome) {
       case Outcome::kPassed: ++passed; break;
