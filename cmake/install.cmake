@@ -17,6 +17,10 @@ set(FUSEDGEMM_EXPORTED_TARGETS
 install(TARGETS ${FUSEDGEMM_EXPORTED_TARGETS} EXPORT fusedgemmTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(FUSEDGEMM_BUILD_TOOL)
+  # The installed tool finds NVRTC where the build found it (the toolkit's library folder is
+  # seldom on the loader's path).
+  get_filename_component(FUSEDGEMM_NVRTC_DIR ${FUSEDGEMM_NVRTC_LIBRARY} DIRECTORY)
+  set_target_properties(fusedgemm_tool PROPERTIES INSTALL_RPATH ${FUSEDGEMM_NVRTC_DIR})
   install(TARGETS fusedgemm_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 

@@ -11,7 +11,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/fusedgemm/version.h"
-test -x "$work/prefix/bin/fusedgemm"
+version=$(sed -n 's/^project(fusedgemm VERSION \([0-9.]*\).*/\1/p' "$source/CMakeLists.txt")
+test "$("$work/prefix/bin/fusedgemm" --version)" = "fusedgemm $version"
 cmake -S "$source/examples/cpp" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/build" >/dev/null
