@@ -220,12 +220,10 @@ void warm_kernel_cache(int sm_count, std::uint64_t seeds) {
 // compile-only device: 1000 seeds ~20 min on 2 cores); then the sweep loads, executes and
 // evaluates fp64. Fewer seeds for a quick look: FUSEDGEMM_SWEEP_SEEDS=40.
 //
-// Open finding (H200, 2026-12-03: 1000 seeds in 146 s, 999 pass): seed 401 fails on both
-// engines, a mul tap over 64 rows of sqrt(exp(tanh(fp8 GEMM sum))) at 1.1e-3 against the
-// 1e-3 of fp32. A product of n factors multiplies each factor's relative error by n, and
-// Hopper's fp8 MMA accumulates with fewer bits than fp32; neither engine promotes the
-// accumulator (DeepGEMM's fix) nor does the generator bound a product tap's length. Kept
-// failing until one of them does.
+// Seed 401 failed on both engines until 2026-12-04 (a mul tap over 64 rows of
+// sqrt(exp(tanh(fp8 GEMM sum))) at 1.1e-3 against fp32's 1e-3): a product of n factors sums
+// their relative errors, so the generator now takes a product tap's factors to a root deep
+// enough to bound that sum (random_graph.cpp, near_one).
 TEST_F(DifferentialGpu, RandomGraphSweep) {
   const char* env = std::getenv("FUSEDGEMM_SWEEP_SEEDS");
   const std::uint64_t seeds = env != nullptr ? std::strtoull(env, nullptr, 10) : 1000;
