@@ -11,12 +11,15 @@
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph.h"
 #include "fusedgemm/plan.h"
+#include "runtime/host_device.h"
 
 namespace {
 
 using namespace fusedgemm;
 
-void execute(benchmark::State& state, bool bias_gelu) {
+// `panel_bytes` 0: the per-product reads (runtime/host_device.h), the speed before panels.
+void execute(benchmark::State& state, bool bias_gelu,
+             std::uint64_t panel_bytes = runtime::HostDevice::kMaxPanelBytes) {
   const std::int64_t s = state.range(0);
   Graph graph;
   auto a = graph.tensor(TensorAttributes()
@@ -39,7 +42,7 @@ void execute(benchmark::State& state, bool bias_gelu) {
         PointwiseAttributes().set_mode(PointwiseMode::kGeluTanh));
   }
   d->set_output(true).set_name("D").set_data_type(DataType::kBFloat16);
-  auto plan = build(graph, BuildOptions(make_host_device()));
+  auto plan = build(graph, BuildOptions(std::make_shared<runtime::HostDevice>(panel_bytes)));
   if (!plan) {
     state.SkipWithError(plan.status().message().c_str());
     return;
@@ -78,7 +81,12 @@ void BiasGelu(benchmark::State& state) {
   execute(state, true);
 }
 
+void PlainPerProduct(benchmark::State& state) {
+  execute(state, false, 0);
+}
+
 BENCHMARK(Plain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(PlainPerProduct)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BiasGelu)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
