@@ -7,13 +7,13 @@
 #include <cstring>
 #include <limits>
 #include <new>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "recipe/tma_global.h"
 #include "runtime/host_math.h"
+#include "runtime/host_matmul.h"
 #include "runtime/numeric.h"
 
 namespace fusedgemm::runtime {
@@ -218,9 +218,8 @@ class Interpreter {
 
   // Every GEMM's accumulators at batch b into planes_ (M x N each): each operand decoded once
   // into a panel of rows (M or N) x K exactly as dot() reads it (through the TMA reads, times
-  // its block scales), then each accumulator summed over k in order in double — the same
-  // value dot() gives —, 4 x 4 accumulators at a time so the sums run side by side, the rows
-  // split over threads.
+  // its block scales), then each accumulator summed over k in order in double by
+  // multiply_panels (runtime/host_matmul.h): the same value dot() gives.
   void accumulate(std::int64_t b) {
     const std::int64_t k_extent = args_.k;
     panels_.resize(p_.operands.size());
@@ -236,55 +235,10 @@ class Interpreter {
       }
     }
     planes_.resize(p_.gemms.size());
-    for (auto& plane : planes_) plane.assign(static_cast<std::size_t>(args_.m * args_.n), 0.0f);
-    const double flops = 2.0 * static_cast<double>(p_.gemms.size()) * args_.m * args_.n * k_extent;
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const auto threads = static_cast<std::int64_t>(
-        flops < kFlopsPerThread ? 1 : std::min<unsigned>(hardware, kMaxThreads));
-    const std::int64_t rows_each = (args_.m + threads - 1) / threads;
-    std::vector<std::thread> workers;
-    for (std::int64_t t = 1; t < threads; ++t) {
-      workers.emplace_back([this, t, rows_each] { accumulate_rows(t * rows_each, rows_each); });
-    }
-    accumulate_rows(0, rows_each);
-    for (auto& w : workers) w.join();
-  }
-
-  void accumulate_rows(std::int64_t m0, std::int64_t count) {
-    const std::int64_t m1 = std::min<std::int64_t>(args_.m, m0 + count);
-    const std::int64_t kk = args_.k;
-    constexpr int kBlock = 4;
     for (std::size_t g = 0; g < p_.gemms.size(); ++g) {
-      const double* pa = panels_[p_.gemms[g].a].data();
-      const double* pb = panels_[p_.gemms[g].b].data();
-      float* plane = planes_[g].data();
-      for (std::int64_t m = m0; m < m1; m += kBlock) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(kBlock, m1 - m));
-        for (std::int64_t n = 0; n < args_.n; n += kBlock) {
-          const int cols = static_cast<int>(std::min<std::int64_t>(kBlock, args_.n - n));
-          double sum[kBlock][kBlock] = {};
-          if (rows == kBlock && cols == kBlock) {
-            for (std::int64_t k = 0; k < kk; ++k) {
-              for (int i = 0; i < kBlock; ++i) {
-                const double a = pa[(m + i) * kk + k];
-                for (int j = 0; j < kBlock; ++j) sum[i][j] += a * pb[(n + j) * kk + k];
-              }
-            }
-          } else {
-            for (int i = 0; i < rows; ++i) {
-              for (int j = 0; j < cols; ++j) {
-                for (std::int64_t k = 0; k < kk; ++k)
-                  sum[i][j] += pa[(m + i) * kk + k] * pb[(n + j) * kk + k];
-              }
-            }
-          }
-          for (int i = 0; i < rows; ++i) {
-            for (int j = 0; j < cols; ++j) {
-              plane[(m + i) * args_.n + n + j] = static_cast<float>(sum[i][j]);
-            }
-          }
-        }
-      }
+      planes_[g].resize(static_cast<std::size_t>(args_.m * args_.n));
+      multiply_panels(panels_[p_.gemms[g].a].data(), panels_[p_.gemms[g].b].data(),
+                      planes_[g].data(), args_.m, args_.n, k_extent);
     }
   }
 
@@ -415,9 +369,6 @@ class Interpreter {
   std::vector<std::vector<double>> panels_;  // per operand, at the batch accumulate() ran for
   std::vector<std::vector<float>> planes_;   // per GEMM
   const std::uint64_t max_panel_bytes_;      // HostDevice's: past it, dot() per product
-  // Below this a launch runs on the calling thread alone (the call fuzzer's small calls).
-  static constexpr double kFlopsPerThread = 1 << 22;
-  static constexpr unsigned kMaxThreads = 8;
 };
 
 }  // namespace
