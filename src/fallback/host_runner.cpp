@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <vector>
 
 #include "fallback/step_args.h"
 #include "fallback/step_source.h"
+#include "runtime/host_device.h"
 #include "runtime/host_math.h"
+#include "runtime/host_matmul.h"
 #include "runtime/numeric.h"
 
 namespace fusedgemm::fallback {
@@ -41,9 +45,13 @@ class HostRunner final : public runtime::Runner {
   explicit HostRunner(std::shared_ptr<const Program> program) : p_(std::move(program)) {}
 
   Status run(const recipe::CallView& view, runtime::Stream) const noexcept override {
-    for (const Step& s : p_->steps) {
-      const kernels::KernelArgs args = step_args(*p_, view, s);
-      run_step(s, args);
+    try {
+      for (const Step& s : p_->steps) {
+        const kernels::KernelArgs args = step_args(*p_, view, s);
+        run_step(s, args);
+      }
+    } catch (const std::bad_alloc&) {
+      return Status(ErrorCode::kUnavailable, "host runner: out of host memory for the call");
     }
     return Status::ok();
   }
@@ -92,17 +100,41 @@ class HostRunner final : public runtime::Runner {
     }
   }
 
-  // fp32 operands, fp64 sums (cuBLASLt's fp32 sums differ from these by rounding only).
+  // fp32 operands, fp64 sums in k order (cuBLASLt's fp32 sums differ from these by rounding
+  // only): each batch's A rows and B columns decoded once into panels and multiplied on the
+  // cores by runtime::multiply_panels, the same bits as a loop per element, which stays for
+  // panels past the host device's budget (nothing it allocates grows with K).
   void matmul(const Step& s, const kernels::KernelArgs& args, const Access& out) const {
     const Access a = input(s, args, 0);
     const Access b = input(s, args, 1);
-    for_each(args.batch, args.m, args.n, [&](std::int64_t batch, std::int64_t m, std::int64_t n) {
-      double acc = 0;
-      for (std::int64_t k = 0; k < args.k; ++k) {
-        acc += static_cast<double>(a.read(batch, m, k)) * b.read(batch, k, n);
+    const double panel_bytes =
+        static_cast<double>(args.m + args.n) * static_cast<double>(args.k) * sizeof(double) +
+        static_cast<double>(args.m) * static_cast<double>(args.n) * sizeof(float);
+    if (panel_bytes > static_cast<double>(runtime::HostDevice::kMaxPanelBytes)) {
+      for_each(args.batch, args.m, args.n, [&](std::int64_t batch, std::int64_t m, std::int64_t n) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < args.k; ++k) {
+          acc += static_cast<double>(a.read(batch, m, k)) * b.read(batch, k, n);
+        }
+        out.write(batch, m, n, static_cast<float>(acc));
+      });
+      return;
+    }
+    std::vector<double> pa(static_cast<std::size_t>(args.m * args.k));
+    std::vector<double> pb(static_cast<std::size_t>(args.n * args.k));
+    std::vector<float> plane(static_cast<std::size_t>(args.m * args.n));
+    for (std::int64_t batch = 0; batch < args.batch; ++batch) {
+      for (std::int64_t m = 0; m < args.m; ++m) {
+        for (std::int64_t k = 0; k < args.k; ++k) pa[m * args.k + k] = a.read(batch, m, k);
       }
-      out.write(batch, m, n, static_cast<float>(acc));
-    });
+      for (std::int64_t k = 0; k < args.k; ++k) {
+        for (std::int64_t n = 0; n < args.n; ++n) pb[n * args.k + k] = b.read(batch, k, n);
+      }
+      runtime::multiply_panels(pa.data(), pb.data(), plane.data(), args.m, args.n, args.k);
+      for (std::int64_t m = 0; m < args.m; ++m) {
+        for (std::int64_t n = 0; n < args.n; ++n) out.write(batch, m, n, plane[m * args.n + n]);
+      }
+    }
   }
 
   // Each output element's points in one fixed order.
