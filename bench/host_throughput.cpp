@@ -1,7 +1,7 @@
 // The host device's speed (issue 12: the embedded default of the main job on a machine
 // without a GPU): Plan::execute of D = A @ B, and of gelu(A @ B + bias), in bf16 at a square
-// size, on random inputs. Target: >= 2 GFLOP/s at 1024^3 on the 2-core build machine
-// (docs/PERF.md, "The host device's speed").
+// size, on random inputs; D = A @ B forced onto the fallback engine too (its host runner). Target:
+// >= 2 GFLOP/s at 1024^3 on the 2-core build machine (docs/PERF.md, "The host device's speed").
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -18,7 +18,7 @@ namespace {
 using namespace fusedgemm;
 
 // `panel_bytes` 0: the per-product reads (runtime/host_device.h), the speed before panels.
-void execute(benchmark::State& state, bool bias_gelu,
+void execute(benchmark::State& state, bool bias_gelu, Engine engine = Engine::kFused,
              std::uint64_t panel_bytes = runtime::HostDevice::kMaxPanelBytes) {
   const std::int64_t s = state.range(0);
   Graph graph;
@@ -42,7 +42,9 @@ void execute(benchmark::State& state, bool bias_gelu,
         PointwiseAttributes().set_mode(PointwiseMode::kGeluTanh));
   }
   d->set_output(true).set_name("D").set_data_type(DataType::kBFloat16);
-  auto plan = build(graph, BuildOptions(std::make_shared<runtime::HostDevice>(panel_bytes)));
+  BuildOptions options(std::make_shared<runtime::HostDevice>(panel_bytes));
+  options.engine = engine;
+  auto plan = build(graph, options);
   if (!plan) {
     state.SkipWithError(plan.status().message().c_str());
     return;
@@ -62,8 +64,11 @@ void execute(benchmark::State& state, bool bias_gelu,
   VariantPack pack;
   pack.set(a, as.data()).set(b, bs.data()).set(d, ds.data());
   if (bias_gelu) pack.set(bias, biases.data());
+  // The fallback's intermediate values live in the workspace; the fused plain needs none.
+  std::vector<std::uint32_t> words((plan->workspace_bytes() + 3) / 4);
+  const Workspace workspace{words.data(), words.size() * 4};
   for (auto _ : state) {
-    const Status status = plan->execute(pack, {}, nullptr);
+    const Status status = plan->execute(pack, workspace, nullptr);
     if (!status) {
       state.SkipWithError(status.message().c_str());
       return;
@@ -80,14 +85,18 @@ void Plain(benchmark::State& state) {
 void BiasGelu(benchmark::State& state) {
   execute(state, true);
 }
+void PlainFallback(benchmark::State& state) {
+  execute(state, false, Engine::kFallback);
+}
 
 void PlainPerProduct(benchmark::State& state) {
-  execute(state, false, 0);
+  execute(state, false, Engine::kFused, 0);
 }
 
 BENCHMARK(Plain)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(PlainPerProduct)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BiasGelu)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(PlainFallback)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
