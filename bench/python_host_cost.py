@@ -4,16 +4,19 @@
 256x256x128 bf16 (A K-major, B K-major, D row-major), a burst of 64 calls from a drained
 stream, the minimum over 25 bursts, each Python path next to the C++ figures measured in
 the same process (a raw cuLaunchKernelEx of the same kernel with the same arguments, and
-Plan::execute of the same bound pack), and next to torch.mm / torch.nn.functional.linear on
+Plan::execute of the same bound pack and of the same buffers as a VariantPack of names and
+views, which is what the extension makes of a dict), and next to torch.mm / torch.nn.functional.linear on
 the same shape:
 
     python3 bench/python_host_cost.py [--burst 64] [--bursts 25]
 
 Targets: bound pack <= 1.5x the raw launch, dict of torch tensors <= 2x, both below
-torch.mm's host time.
+torch.mm's host time. A dict call whose views the plan has bound before reuses that bound
+pack; a row with a new output tensor each call (more than the plan keeps) times the binding.
 """
 
 import argparse
+import itertools
 import time
 
 import torch
@@ -75,12 +78,16 @@ def main():
     torch.mm(x, w.t())
     torch.nn.functional.linear(x, w)
 
-    raw, cpp_execute = _fusedgemm._bench_cpp_host_cost(plan, bound, 0, 0, stream.cuda_stream,
+    raw, cpp_execute, cpp_pack = _fusedgemm._bench_cpp_host_cost(plan, bound, 0, 0, stream.cuda_stream,
                                                        args.burst, args.bursts)
-    bound_us, dict_us, op_us, mm_us, linear_us = min_burst_us(
+    # More outputs than the plan keeps bound packs for: every call binds.
+    fresh = itertools.cycle([torch.empty(1, M, N, device="cuda", dtype=torch.bfloat16)
+                             for _ in range(2 * _fusedgemm._BOUND_PACK_CACHE_ENTRIES)])
+    bound_us, dict_us, fresh_us, op_us, mm_us, linear_us = min_burst_us(
         stream, args.burst, args.bursts,
         lambda: plan.execute(bound),
         lambda: plan.execute({"A": a3, "B": b3, "D": d3}),
+        lambda: plan.execute({"A": a3, "B": b3, "D": next(fresh)}),
         lambda: fused_linear(x, w),
         lambda: torch.mm(x, w.t()),
         lambda: torch.nn.functional.linear(x, w),
@@ -91,12 +98,19 @@ def main():
     print("| path | host (us) | vs raw launch | vs torch.mm |\n|---|---|---|---|")
     for name, us in (("raw cuLaunchKernelEx (C++)", raw),
                      ("Plan::execute, bound pack (C++)", cpp_execute),
+                     ("Plan::execute, VariantPack of names and views (C++)", cpp_pack),
                      ("plan.execute(bound pack)", bound_us),
                      ("plan.execute(dict of torch tensors)", dict_us),
+                     ("plan.execute(dict), a new output each call", fresh_us),
                      ("fusedgemm.torch.fused_linear (custom op)", op_us),
                      ("torch.mm", mm_us),
                      ("torch.nn.functional.linear", linear_us)):
         print(f"| {name} | {us:.2f} | {us / raw:.2f}x | {us / mm_us:.2f}x |")
+    read_us, exchange_us, bind_us, stream_us, cached_us = _fusedgemm._bench_dict_path(
+        plan, buffers, 20000)
+    print(f"\ndict path steps (C++ timing, per call): read the dict {read_us:.2f} us (of which "
+          f"the producer's exchange calls {exchange_us:.2f} us), Plan::bind {bind_us:.2f} us, "
+          f"bound-pack cache lookup {cached_us:.2f} us, current stream {stream_us:.2f} us")
     print(f"\ntargets: bound pack <= 1.5x raw ({bound_us / raw:.2f}x), dict <= 2x raw "
           f"({dict_us / raw:.2f}x), both below torch.mm ({mm_us:.2f} us)")
 

@@ -27,6 +27,7 @@ struct BufferView {
                          std::vector<std::int64_t> stride, DataType data_type = DataType::kNotSet) {
     return {data, true, std::move(shape), std::move(stride), data_type};
   }
+  friend bool operator==(const BufferView&, const BufferView&) = default;
 };
 
 class VariantPack {
@@ -42,14 +43,19 @@ class VariantPack {
   VariantPack& set(std::string name, void* data) {
     return set(std::move(name), BufferView::address(data));
   }
+  // Room for `entries` buffers, for callers that know how many they will set.
+  void reserve(std::size_t entries) { entries_.reserve(entries); }
 
   // Keyed by uid when `name` is empty, else by name.
   struct Entry {
     std::int64_t uid = 0;
     std::string name;
     BufferView buffer;
+    friend bool operator==(const Entry&, const Entry&) = default;
   };
   const std::vector<Entry>& entries() const { return entries_; }
+  // The same entries in the same order: packs that bind() turns into the same BoundPack.
+  friend bool operator==(const VariantPack&, const VariantPack&) = default;
 
  private:
   std::vector<Entry> entries_;

@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from ._fusedgemm import _dlpack_data_type
+
 # numpy dtype names (ml_dtypes adds the low-precision ones) -> fusedgemm data types.
 _NUMPY_TYPES = {
     "float32": "fp32",
@@ -29,17 +31,6 @@ _DATA_TYPE_NUMPY = {v: k for k, v in _NUMPY_TYPES.items()}
 # __cuda_array_interface__ typestr (byte order dropped) -> fusedgemm data types.
 _TYPESTR_TYPES = {"f4": "fp32", "f2": "fp16", "i1": "int8", "i4": "int32"}
 
-# DLPack (dtype code, bits) -> fusedgemm data types (dlpack.h, DLDataTypeCode).
-_DLPACK_TYPES = {
-    (2, 32): "fp32",
-    (2, 16): "fp16",
-    (4, 16): "bf16",
-    (10, 8): "fp8_e4m3",
-    (12, 8): "fp8_e5m2",
-    (14, 8): "e8m0",
-    (0, 8): "int8",
-    (0, 32): "int32",
-}
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST = 1, 2, 3
 
 _LEGAL = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, e8m0, int8, int32 arrays"
@@ -128,7 +119,7 @@ def _dlpack_view(value, what):
     t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else _dense_strides(shape)
-    type_ = _DLPACK_TYPES.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
+    type_ = _dlpack_data_type(t.dtype.code, t.dtype.bits, t.dtype.lanes)
     where = f"cuda:{t.device.device_id}" if t.device.device_type == _DL_CUDA else None
     # The capsule is not consumed: the producer's array keeps the memory alive.
     return (t.data or 0) + t.byte_offset, shape, strides, type_, where, t.dtype.bits // 8, False
@@ -197,7 +188,7 @@ def _check_device(where, device, what):
         raise TypeError(f"{what}: the array is on {where}; the plan runs on {device}")
 
 
-def _host_workspace(nbytes, stream):
+def host_workspace(nbytes, stream):
     array = np.empty(nbytes, dtype=np.uint8)
     return array.__array_interface__["data"][0], array
 
@@ -244,21 +235,21 @@ def resolve(buffers, device):
         entries.append((key, address, shape, strides, type_))
     keepalive = list(buffers.values())
     if device == "host":
-        return entries, keepalive, None, None, _host_workspace
+        return entries, keepalive, None, None, host_workspace
     if uses_torch:
         return (entries, keepalive, *torch_context(device)[:3])
     return entries, keepalive, None, None, None
 
 
 def torch_context(device):
-    """(current-stream getter, its argument, workspace allocator, torch.Tensor, dtype ->
-    data type) of a call with PyTorch tensors on `device` ("cuda:N"). With the last two the
-    extension reads a dict of tensors without calling resolve: each tensor's data_ptr(),
-    shape, stride(), dtype and get_device(), as _view does."""
+    """(current-stream getter, its argument, workspace allocator, torch.Tensor) of a call with
+    PyTorch tensors on `device` ("cuda:N"). The extension reads a dict of tensors through
+    DLPack's C exchange table (PyTorch >= 2.10) without calling resolve, and takes the
+    workspace allocator from here when the arrays are torch.Tensors."""
     torch = sys.modules["torch"]
     index = int(device.split(":")[1])
     return (_torch_stream_getter(torch), index, functools.partial(_torch_workspace, torch, index),
-            torch.Tensor, _torch_types(torch))
+            torch.Tensor)
 
 
 def workspace(value, device):

@@ -6,8 +6,11 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,18 +28,67 @@ namespace fusedgemm::python {
 
 namespace {
 
+// The addresses, extents, strides and keys of a pack mixed into 64 bits.
+std::uint64_t fingerprint_of(const VariantPack& views) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  for (const auto& e : views.entries()) {
+    mix(static_cast<std::uint64_t>(e.uid));
+    mix(std::hash<std::string>{}(e.name));
+    mix(reinterpret_cast<std::uintptr_t>(e.buffer.data));
+    for (const std::int64_t x : e.buffer.shape) mix(static_cast<std::uint64_t>(x));
+    for (const std::int64_t x : e.buffer.stride) mix(static_cast<std::uint64_t>(x));
+    mix(static_cast<std::uint64_t>(e.buffer.data_type));
+  }
+  return h;
+}
+
+}  // namespace
+
+std::shared_ptr<const BoundPack> BoundPackCache::find(const VariantPack& views) {
+  const std::uint64_t fingerprint = fingerprint_of(views);
+  for (Entry& e : entries_) {
+    if (e.fingerprint == fingerprint && e.views == views) {
+      e.last_use = ++clock_;
+      return e.pack;
+    }
+  }
+  return nullptr;
+}
+
+void BoundPackCache::insert(VariantPack views, std::shared_ptr<const BoundPack> pack) {
+  Entry entry{fingerprint_of(views), std::move(views), std::move(pack), ++clock_};
+  if (entries_.size() < kEntries) {
+    entries_.push_back(std::move(entry));
+    return;
+  }
+  *std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    return a.last_use < b.last_use;
+  }) = std::move(entry);
+}
+
+void* StreamSource::current() const {
+  if (api != nullptr) {
+    void* stream = nullptr;
+    if (api->current_work_stream(dlpack::kCuda, ordinal, &stream) != 0) throw nb::python_error();
+    return stream;
+  }
+  if (!getter.is_valid() || getter.is_none()) return nullptr;
+  return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(getter(arg)));
+}
+
+namespace {
+
 struct PyContext {
   std::shared_ptr<Context> context;
 };
 
 // A buffers dict as the C++ API sees it, plus what the call needs from Python: the arrays
-// kept alive, PyTorch's current-stream getter (or None) and its argument, and the workspace
-// allocator (or None).
+// kept alive, where its stream comes from, and the workspace allocator (or None).
 struct Resolved {
   VariantPack pack;
   nb::object keepalive;
-  nb::object stream_getter;
-  nb::object stream_arg;
+  StreamSource stream;
   nb::object allocator;
 };
 
@@ -79,74 +131,87 @@ nb::object checked(PyObject* result) {
   return nb::steal(result);
 }
 
-std::vector<std::int64_t> int_tuple(nb::handle tuple) {
-  const Py_ssize_t n = PyTuple_GET_SIZE(tuple.ptr());
-  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    out[static_cast<std::size_t>(i)] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple.ptr(), i));
+// The exchange table and workspace allocator of arrays of `type`, looked up when the type
+// differs from the last call's.
+const ArrayTypeCache& array_type(const PyPlan& plan, PyTypeObject* type) {
+  ArrayTypeCache& cache = plan.array_type;
+  if (cache.type.ptr() == reinterpret_cast<PyObject*>(type)) return cache;
+  cache = ArrayTypeCache{nb::borrow(reinterpret_cast<PyObject*>(type)), dlpack::exchange_api(type),
+                         nb::none()};
+  if (cache.api == nullptr) return cache;
+  if (plan.device == "host") {
+    cache.allocator = plan.arrays.attr("host_workspace");
+    return cache;
   }
-  if (PyErr_Occurred()) throw nb::python_error();
-  return out;
-}
-
-// A dict whose every value is a PyTorch tensor on the plan's device, read here as
-// fusedgemm._arrays._view reads one (data_ptr(), shape, stride(), dtype, get_device()) but
-// with no Python frame per tensor: a dict of tensors is the hot call of a Python user.
-// Anything else (another array, a tensor elsewhere, a dtype with no data type) goes to
-// resolve, which also words the refusals.
-std::optional<Resolved> resolve_torch(const PyPlan& plan, nb::handle buffers) {
-  if (plan.device == "host" || !PyDict_Check(buffers.ptr())) return std::nullopt;
   const nb::object torch = nb::steal(PyImport_GetModule(nb::str("torch").ptr()));
   if (!torch.is_valid()) {
     PyErr_Clear();
-    return std::nullopt;
+    return cache;
   }
   if (!plan.torch_context.is_valid()) {
     plan.torch_context = plan.arrays.attr("torch_context")(plan.device);
   }
   const nb::tuple context = nb::borrow<nb::tuple>(plan.torch_context);
-  auto* const tensor_type = reinterpret_cast<PyTypeObject*>(context[3].ptr());
-  const nb::handle types = context[4];
-  const long long ordinal = nb::cast<long long>(context[1]);
-  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
-  static PyObject* const stride = PyUnicode_InternFromString("stride");
-  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
-  static PyObject* const shape = PyUnicode_InternFromString("shape");
-  static PyObject* const dtype = PyUnicode_InternFromString("dtype");
+  if (PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(context[3].ptr()))) {
+    cache.allocator = nb::borrow(context[2]);
+  }
+  return cache;
+}
+
+// A dict whose every value offers DLPack's C exchange table (PyTorch tensors) and lies on
+// the plan's device, read with no Python frame per array: a dict of tensors is the hot call
+// of a Python user. Anything else (another array, an array elsewhere, a type fusedgemm has
+// not) goes to resolve, which also words the refusals.
+std::optional<Resolved> resolve_exchange(const PyPlan& plan, nb::handle buffers) {
+  if (!PyDict_Check(buffers.ptr())) return std::nullopt;
+  const bool host = plan.device == "host";
   Resolved out;
+  out.allocator = nb::none();
+  out.pack.reserve(static_cast<std::size_t>(PyDict_Size(buffers.ptr())));
+  bool first = true;
   PyObject* key = nullptr;
   PyObject* value = nullptr;
   Py_ssize_t position = 0;
   while (PyDict_Next(buffers.ptr(), &position, &key, &value)) {
     if (value == Py_None) continue;
-    if (!PyObject_TypeCheck(value, tensor_type)) return std::nullopt;
-    if (PyLong_AsLongLong(checked(PyObject_CallMethodNoArgs(value, get_device)).ptr()) != ordinal) {
+    const ArrayTypeCache& cache = array_type(plan, Py_TYPE(value));
+    if (cache.api == nullptr) return std::nullopt;
+    dlpack::Tensor t{};
+    if (cache.api->tensor_from_py_object(value, &t) != 0) {
+      PyErr_Clear();  // resolve reads the array again and says what is wrong with it
       return std::nullopt;
     }
-    PyObject* const type =
-        PyDict_GetItemWithError(types.ptr(), checked(PyObject_GetAttr(value, dtype)).ptr());
-    if (type == nullptr) {
-      if (PyErr_Occurred()) throw nb::python_error();
-      return std::nullopt;
+    const bool here =
+        host ? t.device.type == dlpack::kCpu || t.device.type == dlpack::kCudaHost
+             : t.device.type == dlpack::kCuda && t.device.id == plan.plan.device().ordinal();
+    const DataType type = dlpack::data_type_of(t.type);
+    if (!here || type == DataType::kNotSet || t.ndim < 0) return std::nullopt;
+    const auto rank = static_cast<std::size_t>(t.ndim);
+    std::vector<std::int64_t> shape(t.shape, t.shape + rank);
+    std::vector<std::int64_t> strides(rank);
+    for (std::size_t i = rank, step = 1; i-- > 0;) {
+      strides[i] = t.strides != nullptr ? t.strides[i] : static_cast<std::int64_t>(step);
+      step *= static_cast<std::size_t>(std::max<std::int64_t>(shape[i], 1));
     }
-    void* data = reinterpret_cast<void*>(
-        PyLong_AsUnsignedLongLong(checked(PyObject_CallMethodNoArgs(value, data_ptr)).ptr()));
     add_entry(out.pack, key,
-              BufferView::view(data, int_tuple(checked(PyObject_GetAttr(value, shape))),
-                               int_tuple(checked(PyObject_CallMethodNoArgs(value, stride))),
-                               parse_data_type(nb::cast<std::string>(nb::handle(type)))));
+              BufferView::view(static_cast<char*>(t.data) + t.byte_offset, std::move(shape),
+                               std::move(strides), type));
+    if (first) {
+      // The first array's producer names the stream and lends the workspace.
+      first = false;
+      out.stream.api = host ? nullptr : cache.api;
+      out.stream.ordinal = plan.plan.device().ordinal();
+      out.allocator = cache.allocator;
+    }
   }
   out.keepalive = checked(PyDict_Values(buffers.ptr()));
-  out.stream_getter = nb::borrow(context[0]);
-  out.stream_arg = nb::borrow(context[1]);
-  out.allocator = nb::borrow(context[2]);
   return out;
 }
 
 // `buffers` (a dict) through fusedgemm._arrays.resolve: entries of (key, address, shape,
 // strides, data type), shape None for a bare address.
 Resolved resolve(const PyPlan& plan, nb::handle buffers) {
-  if (auto fast = resolve_torch(plan, buffers)) return std::move(*fast);
+  if (auto fast = resolve_exchange(plan, buffers)) return std::move(*fast);
   nb::tuple r = nb::cast<nb::tuple>(plan.arrays.attr("resolve")(buffers, plan.device));
   Resolved out;
   for (nb::handle e : r[0]) {
@@ -163,14 +228,14 @@ Resolved resolve(const PyPlan& plan, nb::handle buffers) {
                                nb::cast<std::vector<std::int64_t>>(entry[3]), type));
   }
   out.keepalive = nb::borrow(r[1]);
-  out.stream_getter = nb::borrow(r[2]);
-  out.stream_arg = nb::borrow(r[3]);
+  out.stream.getter = nb::borrow(r[2]);
+  out.stream.arg = nb::borrow(r[3]);
   out.allocator = nb::borrow(r[4]);
   return out;
 }
 
-void* resolve_stream(nb::handle stream, nb::handle getter, nb::handle arg) {
-  if (stream.is_none()) return getter.is_none() ? nullptr : as_pointer(getter(arg));
+void* resolve_stream(nb::handle stream, const StreamSource& source) {
+  if (stream.is_none()) return source.current();
   if (PyLong_Check(stream.ptr())) return as_pointer(stream);
   if (nb::hasattr(stream, "cuda_stream")) return as_pointer(stream.attr("cuda_stream"));
   throw nb::type_error("stream: an int (a CUstream) or an object with a cuda_stream attribute");
@@ -211,17 +276,21 @@ void run(const Plan& plan, const BoundPack& pack, const Workspace& workspace, vo
 void execute(const PyPlan& self, nb::handle buffers, nb::handle workspace, nb::handle stream) {
   if (nb::isinstance<PyBound>(buffers)) {
     const PyBound& b = nb::cast<const PyBound&>(buffers);
-    void* s = resolve_stream(stream, b.stream_getter, b.stream_arg);
+    void* s = resolve_stream(stream, b.stream);
     CallWorkspace ws = resolve_workspace(self, workspace, b.workspace_bytes, b.allocator, s);
     run(self.plan, b.pack, ws.workspace, s);
     return;
   }
   Resolved r = resolve(self, buffers);
-  const BoundPack bound = value_or_raise(self.plan.bind(r.pack));
-  const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(bound));
-  void* s = resolve_stream(stream, r.stream_getter, r.stream_arg);
+  std::shared_ptr<const BoundPack> bound = self.bound_packs.find(r.pack);
+  if (!bound) {
+    bound = std::make_shared<const BoundPack>(value_or_raise(self.plan.bind(r.pack)));
+    self.bound_packs.insert(std::move(r.pack), bound);
+  }
+  const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(*bound));
+  void* s = resolve_stream(stream, r.stream);
   CallWorkspace ws = resolve_workspace(self, workspace, needed, r.allocator, s);
-  run(self.plan, bound, ws.workspace, s);
+  run(self.plan, *bound, ws.workspace, s);
 }
 
 PyVerdict explain(const PyPlan& self, nb::handle buffers, nb::handle workspace) {
@@ -242,8 +311,7 @@ PyVerdict explain(const PyPlan& self, nb::handle buffers, nb::handle workspace) 
   const std::uint64_t needed =
       b ? b->workspace_bytes : value_or_raise(self.plan.workspace_bytes(pack));
   // The workspace execute would take, allocated for the stream execute would launch on.
-  void* stream = b ? resolve_stream(nb::none(), b->stream_getter, b->stream_arg)
-                   : resolve_stream(nb::none(), r->stream_getter, r->stream_arg);
+  void* stream = (b ? b->stream : r->stream).current();
   CallWorkspace ws =
       resolve_workspace(self, workspace, needed, b ? b->allocator : r->allocator, stream);
   const Verdict v = self.plan.explain(pack, ws.workspace);
@@ -254,8 +322,7 @@ PyBound bind(const PyPlan& self, nb::handle buffers) {
   Resolved r = resolve(self, buffers);
   BoundPack pack = value_or_raise(self.plan.bind(r.pack));
   const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(pack));
-  return PyBound{self.plan,       std::move(pack), needed,     r.keepalive,
-                 r.stream_getter, r.stream_arg,    r.allocator};
+  return PyBound{self.plan, std::move(pack), needed, r.keepalive, r.stream, r.allocator};
 }
 
 std::shared_ptr<Device> make_device(nb::handle device) {
@@ -326,7 +393,8 @@ PyPlan build_plan(Graph& graph, nb::handle device, std::optional<std::string> en
   Plan p = value_or_raise(std::move(*plan));
   const Device& d = p.device();
   std::string spelling = d.is_host() ? "host" : "cuda:" + std::to_string(d.ordinal());
-  return PyPlan{std::move(p), std::move(spelling), std::move(arrays), nb::object()};
+  return PyPlan{std::move(p), std::move(spelling), std::move(arrays),
+                nb::object(), ArrayTypeCache{},    BoundPackCache{}};
 }
 
 }  // namespace
@@ -440,6 +508,51 @@ void bind_plan(nb::module_& m) {
         return "Plan(engine='" + std::string(to_string(p.plan.engine())) + "', device='" +
                p.device + "')";
       });
+
+  m.def(
+      "_dlpack_data_type",
+      [](int code, int bits, int lanes) -> std::optional<std::string> {
+        const DataType t =
+            dlpack::data_type_of({static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits),
+                                  static_cast<std::uint16_t>(lanes)});
+        if (t == DataType::kNotSet) return std::nullopt;
+        return std::string(to_string(t));
+      },
+      "code"_a, "bits"_a, "lanes"_a,
+      "The fusedgemm data type of a DLPack element type (code, bits, lanes), or None.");
+
+  m.attr("_BOUND_PACK_CACHE_ENTRIES") = BoundPackCache::kEntries;
+  m.def(
+      "_bench_dict_path",
+      [](const PyPlan& plan, nb::handle buffers, int iterations) {
+        using Clock = std::chrono::steady_clock;
+        const auto per_call = [iterations](auto f) {
+          const auto t0 = Clock::now();
+          for (int i = 0; i < iterations; ++i) f();
+          return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+                 std::max(1, iterations);
+        };
+        const Resolved r = resolve(plan, buffers);
+        const double read = per_call([&] { (void)resolve(plan, buffers); });
+        const double exchange = per_call([&] {
+          PyObject* key = nullptr;
+          PyObject* value = nullptr;
+          Py_ssize_t position = 0;
+          while (PyDict_Next(buffers.ptr(), &position, &key, &value)) {
+            const dlpack::ExchangeApi* api = array_type(plan, Py_TYPE(value)).api;
+            dlpack::Tensor t{};
+            if (api == nullptr || api->tensor_from_py_object(value, &t) != 0) PyErr_Clear();
+          }
+        });
+        const double bind = per_call([&] { (void)plan.plan.bind(r.pack); });
+        const double stream = per_call([&] { (void)r.stream.current(); });
+        const double cached = per_call([&] { (void)plan.bound_packs.find(r.pack); });
+        return std::make_tuple(read, exchange, bind, stream, cached);
+      },
+      "plan"_a, "buffers"_a, "iterations"_a,
+      "(read the dict, of which the producers' exchange calls, Plan::bind, the current "
+      "stream, a bound-pack cache lookup) in us per call of the dict path's steps "
+      "(benchmarks only).");
 
   m.def("build", &build_plan, "graph"_a, "device"_a = nb::none(), "engine"_a = nb::none(),
         "context"_a.none() = nb::none(), "tuning"_a = nb::none(),

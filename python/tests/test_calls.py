@@ -125,3 +125,54 @@ def test_threads_share_one_bound_pack_and_refusals_stay_per_call(seed):
     assert results.count("refused") == 4
     assert plan.deferrals()["data_type"] == 4
     assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed
+
+
+# A dict call's bound pack is kept by the plan, keyed by the views it was bound from
+# (BoundPackCache): a call on other memory, or on other views of the same memory, is bound
+# anew, and the cache keeps no array alive.
+def test_a_dict_call_on_other_arrays_writes_only_those(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    plan.execute({**inputs, **outputs})
+    other = reference.empty(graph.find_tensor(next(t.uid for t in graph.tensors if t.name == "D")))
+    outputs["D"].view(np.uint8)[...] = 0xFF
+    plan.execute({**inputs, "D": other})
+    assert reference.evaluate(graph, inputs).compare("D", other).passed
+    assert (outputs["D"].view(np.uint8) == 0xFF).all()
+
+
+def test_a_narrower_view_of_the_same_memory_is_judged_again(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    plan.execute({**inputs, **outputs})
+    outputs["D"].view(np.uint8)[...] = 0xFF
+    for _ in range(2):
+        with pytest.raises(fusedgemm.IllegalCall) as info:
+            plan.execute({**inputs, "D": outputs["D"][:, :, :128]})
+        assert info.value.rule == "extent"
+    assert plan.deferrals()["extent"] == 2
+    assert (outputs["D"].view(np.uint8) == 0xFF).all()
+
+
+def test_dict_calls_past_the_cache_rotate_and_stay_right(seed):
+    graph, plan = host_plan(EXAMPLES / "aux_bias.json")
+    calls = [call_buffers(graph, seed + i) for i in range(20)]  # more than the cache holds
+    for _ in range(2):
+        for inputs, outputs in calls:
+            for array in outputs.values():
+                array.view(np.uint8)[...] = 0xFF
+            plan.execute({**inputs, **outputs})
+            assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed
+
+
+def test_a_dict_call_keeps_no_array_alive(seed):
+    import weakref
+
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+    d = outputs.pop("D")
+    storage = d.base
+    watch = weakref.ref(storage)
+    plan.execute({**inputs, "D": d})
+    del d, storage
+    assert watch() is None

@@ -104,6 +104,26 @@ def test_streams_given_and_current(seed):
         check_outputs(graph, inputs, outputs)
 
 
+def test_a_dict_of_tensors_launches_behind_the_current_streams_work(seed):
+    # The dict is read through PyTorch's DLPack exchange table, whose current_work_stream
+    # names the stream: work queued there first (a sleep) must delay the kernel.
+    graph = fusedgemm.load_graph(str(EXAMPLES / "plain.json"))
+    plan = fusedgemm.build(graph, device="cuda")
+    assert hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+    inputs, buffers, outputs = cuda_call(graph, seed)
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)
+        plan.execute(buffers)
+    d, host = outputs["D"]
+    early = d.view(torch.uint8).cpu()  # on the default stream, while `side` still sleeps
+    assert not side.query()
+    assert (early == 0xFF).all().item()
+    side.synchronize()
+    check_outputs(graph, inputs, outputs)
+
+
 def test_a_misaligned_torch_output_is_refused_and_untouched(seed):
     graph = fusedgemm.load_graph(str(EXAMPLES / "plain.json"))
     plan = fusedgemm.build(graph, device="cuda")

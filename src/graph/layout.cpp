@@ -45,8 +45,14 @@ std::int64_t Layout::span() const {
 int Layout::overlapping_axis() const {
   // An empty layout reaches no offset at all, so none twice.
   if (std::any_of(shape.begin(), shape.end(), [](std::int64_t e) { return e <= 0; })) return -1;
+  // Axes by stride, ties in axis order: an insertion sort, because std::stable_sort takes a
+  // heap buffer and this runs for every buffer of every bind.
   std::array<int, kRank> order{0, 1, 2};
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return stride[a] < stride[b]; });
+  for (int i = 1; i < kRank; ++i) {
+    for (int j = i; j > 0 && stride[order[j]] < stride[order[j - 1]]; --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
   std::int64_t covered = 1;  // one past the span of the axes already visited
   for (int axis : order) {
     if (shape[axis] <= 1) continue;

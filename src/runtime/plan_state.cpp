@@ -72,22 +72,24 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   std::vector<bool> given(recipe.slots.size(), false);
   for (const auto& entry : pack.entries()) {
     int slot = -1;
-    std::string key;
     if (entry.name.empty()) {
-      key = fmt::format("uid {}", entry.uid);
       if (auto it = slot_by_uid.find(entry.uid); it != slot_by_uid.end()) slot = it->second;
     } else {
-      key = fmt::format("name '{}'", entry.name);
       if (auto it = slot_by_name.find(entry.name); it != slot_by_name.end()) slot = it->second;
     }
+    // Worded only when refused: bind is on the path of every execute of a VariantPack.
+    const auto key = [&entry] {
+      return entry.name.empty() ? fmt::format("uid {}", entry.uid)
+                                : fmt::format("name '{}'", entry.name);
+    };
     FG_CHECK(slot >= 0, ErrorCode::kIllegalCall,
              fmt::format("pack_unknown_tensor: {} names no buffer of this plan; legal: the "
                          "plan's tensors (see Plan::describe)",
-                         key));
+                         key()));
     FG_CHECK(!given[slot], ErrorCode::kIllegalCall,
              fmt::format("pack_duplicate_tensor: {} gives tensor '{}' a second buffer; legal: "
                          "one buffer per tensor",
-                         key, recipe.slots[slot].name));
+                         key(), recipe.slots[slot].name));
     given[slot] = true;
     const BufferView& view = entry.buffer;
     // A view's rank is the view_rank rule's to judge (so it is counted as a deferral and

@@ -257,5 +257,35 @@ TEST(BoundPack, ReusedAcrossCallsWithSetData) {
   EXPECT_EQ(total_deferrals(built->plan), 0u);
 }
 
+// Packs compare equal exactly when bind() reads the same from them: the same keys, in the
+// same order, with the same addresses, extents, strides and types (Python's bound-pack cache
+// keys on this).
+TEST(VariantPack, EqualExactlyWhenEveryEntryIsTheSame) {
+  int x = 0;
+  int y = 0;
+  const auto pack = [&](void* d, std::int64_t n, std::int64_t stride, DataType type) {
+    VariantPack p;
+    p.reserve(2);
+    p.set("A", BufferView::view(&x, {1, 4, n}, {4 * n, n, stride}, type));
+    p.set(7, BufferView::address(d));
+    return p;
+  };
+  const VariantPack base = pack(&y, 8, 1, DataType::kBFloat16);
+  EXPECT_EQ(base, pack(&y, 8, 1, DataType::kBFloat16));
+  EXPECT_NE(base, pack(&x, 8, 1, DataType::kBFloat16));  // another address
+  EXPECT_NE(base, pack(&y, 9, 1, DataType::kBFloat16));  // another extent
+  EXPECT_NE(base, pack(&y, 8, 2, DataType::kBFloat16));  // another stride
+  EXPECT_NE(base, pack(&y, 8, 1, DataType::kFloat16));   // another type
+  VariantPack by_name;
+  by_name.set("A", BufferView::view(&x, {1, 4, 8}, {32, 8, 1}, DataType::kBFloat16));
+  by_name.set("B", BufferView::address(&y));  // the same buffer keyed by name, not uid 7
+  EXPECT_NE(base, by_name);
+  VariantPack reordered;
+  reordered.set(7, BufferView::address(&y));
+  reordered.set("A", BufferView::view(&x, {1, 4, 8}, {32, 8, 1}, DataType::kBFloat16));
+  EXPECT_NE(base, reordered);
+  EXPECT_NE(BufferView::address(&y), BufferView::view(&y, {}, {}));  // a bare address is no view
+}
+
 }  // namespace
 }  // namespace fusedgemm::test
