@@ -48,6 +48,23 @@ constexpr double kSharedBytesPerClock = 128.0;
 // 14336). At 0.5 both orders come out as measured.
 constexpr double kTmaWriteWeight = 0.5;
 constexpr double kMmaFlopsPerClock = 4096.0;
+// Issue slots of the epilogue per element on one SM sub-partition: an fp32 instruction
+// issues a warp per clock; the SFU (ex2, rcp, lg2, rsqrt, sqrt) serves 16 lanes per SM per
+// clock, 8 clocks a warp. Estimates from the instructions kernels/pointwise.cuh emits, not
+// measurements of each op: what matters is that a GELU or SiLU epilogue costs 20-30 slots
+// an element where a plain store costs 2 (measured: bias + GELU ran 6% slower than plain at
+// 8192^3 with 128x192 tiles, docs/PERF.md run 10, as 30 slots predict).
+constexpr double kSfuSlots = 8.0;
+constexpr double kStoreSlots = 2.0;     // convert, then store to staging or global memory
+constexpr double kAuxLoadSlots = 2.0;   // load and convert
+constexpr double kTapSlots = 3.0;       // combine, then a share of the cross-lane reduction
+constexpr double kQuantizeSlots = 4.0;  // block amax, scale, convert, store
+// What a CTA loses per tile besides its K steps and epilogue: draining the last wgmma
+// group, the consumers' hand-off and the ring's first loads of the next tile. Fitted to the
+// H200 (docs/PERF.md run 11), not derived: at 2048^3 and 4096^3 ping-pong 64x256 tiles
+// measured 0.04-0.05 of cuBLASLt below 128x256 ones, whose half as many tiles each pay it
+// once, and at K = 8192 and beyond the two ran even.
+constexpr double kTileSwitchClocks = 2000.0;
 // What a 2-CTA cluster's multicast saves per K step: half the L2 reads of the shared
 // operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
 // measured +5-10% for the cluster step.
@@ -140,6 +157,48 @@ double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) 
   return std::max(mma, (reads + kTmaWriteWeight * writes) / kSharedBytesPerClock);
 }
 
+double pointwise_slots(PointwiseMode mode) {
+  switch (mode) {
+    case PointwiseMode::kIdentity: return 0;
+    case PointwiseMode::kGeluTanh: return 2 * kSfuSlots + 10;  // e^-2u, rcp, ~10 fma
+    case PointwiseMode::kSilu:
+    case PointwiseMode::kSigmoid: return 2 * kSfuSlots + 4;  // e^-x, rcp
+    case PointwiseMode::kGeluErf:
+    case PointwiseMode::kTanh: return 2 * kSfuSlots + 12;  // CUDA's erff, tanhf
+    case PointwiseMode::kExp:
+    case PointwiseMode::kLog: return kSfuSlots + 6;
+    case PointwiseMode::kSqrt:
+    case PointwiseMode::kRsqrt:
+    case PointwiseMode::kReciprocal:
+    case PointwiseMode::kDiv: return kSfuSlots + 6;  // IEEE-rounded: a refinement step
+    case PointwiseMode::kPow: return 2 * kSfuSlots + 8;
+    case PointwiseMode::kRelu: return 2;
+    default: return 1;
+  }
+}
+
+// Issue slots per output element of the whole epilogue: its DAG, roundings, stores and taps.
+double epilogue_slots(const fusion::FusionProgram& program) {
+  double slots = 0;
+  for (const auto& node : program.epilogue) {
+    if (node.op == fusion::EpilogueOp::kPointwise) slots += pointwise_slots(node.pointwise.mode);
+    if (node.op == fusion::EpilogueOp::kAuxLoad) slots += kAuxLoadSlots;
+    if (node.round_to != DataType::kFloat32) slots += 1;
+  }
+  return slots + kStoreSlots * static_cast<double>(program.outputs.size()) +
+         kTapSlots * static_cast<double>(program.taps.size()) +
+         kQuantizeSlots * static_cast<double>(program.quantized_outputs.size());
+}
+
+// Clocks a tile's epilogue keeps the SM's sub-partitions issuing: each consumer thread's
+// unit_m * unit_n / 128 elements; sharing consumers run theirs at once, two warps to a
+// sub-partition, a ping-pong consumer alone, one warp to each.
+double epilogue_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
+  const double warps_per_partition = c.split == ConsumerSplit::kPingPong ? 1.0 : 2.0;
+  const double per_thread = static_cast<double>(c.unit_m()) * c.unit_n() / kThreadsPerConsumer;
+  return warps_per_partition * per_thread * epilogue_slots(program);
+}
+
 // The model's time for the declared problem: waves of cluster tiles over the resident
 // clusters, each tile its K steps at step_clocks plus its epilogue.
 double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
@@ -156,11 +215,9 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
           : static_cast<double>(cluster_tiles * c.cluster_ctas());
   const double k16 = static_cast<double>(ceil_div(std::max<std::int64_t>(1, p.k), c.tile_k)) *
                      (kTileKBytes / 32.0);
-  const double outputs =
-      static_cast<double>(program.outputs.size() + program.aux.size() + program.taps.size() + 1);
-  const double epilogue = c.unit_m() * c.unit_n() * outputs / 32.0;
+  const double epilogue = epilogue_clocks(program, c);
   const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
-  const double mainloop = k16 * step_clocks(program, c) * discount;
+  const double mainloop = k16 * step_clocks(program, c) * discount + kTileSwitchClocks;
   if (c.split == ConsumerSplit::kPingPong) {
     // A tile's epilogue overlaps the other consumer's mainloop; the last one does not.
     return waves * std::max(mainloop, epilogue) + epilogue;

@@ -28,6 +28,7 @@ Recipe recipe_of(Flavor flavor, const FlavorShape& shape) {
   tuning.tile_m = 128;
   tuning.tile_n = 128;
   tuning.split_n = false;
+  tuning.ping_pong = false;
   auto config = choose_kernel_config(*program, 0, tuning);
   EXPECT_TRUE(config) << config.status().message();
   auto recipe = make_recipe(program, config.value());
