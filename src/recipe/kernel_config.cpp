@@ -59,6 +59,12 @@ constexpr double kStoreSlots = 2.0;     // convert, then store to staging or glo
 constexpr double kAuxLoadSlots = 2.0;   // load and convert
 constexpr double kTapSlots = 3.0;       // combine, then a share of the cross-lane reduction
 constexpr double kQuantizeSlots = 4.0;  // block amax, scale, convert, store
+// What a tile with taps adds once, whatever their number: kernels/tap_commit.cuh's fences
+// around the partials and the group counter's arrival, about 2 us. Fitted to the H200
+// (docs/PERF.md run 14): GEMM + row-amax at 8192 x 8192 x 1024 ran 0.80 of the unfused
+// sequence on 128x256 tiles and 0.89 in ping-pong, which hides it behind the other
+// consumer's MMAs.
+constexpr double kTapArrivalClocks = 4000.0;
 // What a CTA loses per tile besides its K steps and epilogue: draining the last wgmma
 // group, the consumers' hand-off and the ring's first loads of the next tile. Fitted to the
 // H200 (docs/PERF.md run 11), not derived: at 2048^3 and 4096^3 ping-pong 64x256 tiles
@@ -196,7 +202,8 @@ double epilogue_slots(const fusion::FusionProgram& program) {
 double epilogue_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const double warps_per_partition = c.split == ConsumerSplit::kPingPong ? 1.0 : 2.0;
   const double per_thread = static_cast<double>(c.unit_m()) * c.unit_n() / kThreadsPerConsumer;
-  return warps_per_partition * per_thread * epilogue_slots(program);
+  return warps_per_partition * per_thread * epilogue_slots(program) +
+         (program.taps.empty() ? 0.0 : kTapArrivalClocks);
 }
 
 // The model's time for the declared problem: waves of cluster tiles over the resident

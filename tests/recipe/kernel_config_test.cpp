@@ -72,6 +72,9 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       // hides behind the other consumer's MMAs in ping-pong (measured 0.99 of cuBLASLt's
       // GELU_BIAS where 128x192 measured 0.94, docs/PERF.md runs 10-12).
       {Flavor::kEpilogue, {.m = 8192, .n = 8192, .k = 8192}, 64, 256, kP, 2, 1},
+      // So does a tap's once-a-tile fence and arrival (~2 us): GEMM + row taps at K = 1024
+      // measured 0.90 of the unfused sequence in ping-pong, 0.80 on 128x256 (run 14).
+      {Flavor::kTapsRow, {.m = 8192, .n = 8192, .k = 1024}, 64, 256, kP, 1, 1},
       // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones.
       {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kN, 2, 1},
       // A decode-size M: 64-row tiles, the consumers split the columns.

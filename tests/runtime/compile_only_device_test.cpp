@@ -34,8 +34,8 @@ TEST(CompileOnlyDevice, BuildsTheGpusKernelAndLaunchesNothing) {
   const auto& config = runtime::PlanAccess::state(plan.value()).recipe.config;
   EXPECT_EQ(config.sm_count, 132);
   // The pick for 132 SMs (KernelConfig.PicksTheTileByWavesAndSharedMemoryTraffic).
-  EXPECT_EQ(config.split, recipe::ConsumerSplit::kPingPong);
-  EXPECT_EQ(config.tile_m * config.tile_n, 64 * 256);
+  EXPECT_EQ(config.split, recipe::ConsumerSplit::kM);
+  EXPECT_EQ(config.tile_m * config.tile_n, 128 * 256);
   EXPECT_GT(config.shared_bytes, 0u);  // the kernel was generated
   EXPECT_EQ(context.value()->counters().compiles, 1);
   // A second build of the same graph is served by the cache.
