@@ -19,6 +19,9 @@ namespace fusedgemm::python::dlpack {
 inline constexpr std::int32_t kCpu = 1;
 inline constexpr std::int32_t kCuda = 2;
 inline constexpr std::int32_t kCudaHost = 3;
+// The most dimensions read through the table: every view of a call has at most 3, and a
+// producer claiming more (or millions) goes to the array protocols, which refuse it by name.
+inline constexpr std::int32_t kMaxRank = 8;
 
 struct Device {
   std::int32_t type;

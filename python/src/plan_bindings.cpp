@@ -26,10 +26,7 @@
 
 namespace fusedgemm::python {
 
-namespace {
-
-// The addresses, extents, strides and keys of a pack mixed into 64 bits.
-std::uint64_t fingerprint_of(const VariantPack& views) {
+std::uint64_t BoundPackCache::fingerprint_of(const VariantPack& views) {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
   const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
   for (const auto& e : views.entries()) {
@@ -43,10 +40,8 @@ std::uint64_t fingerprint_of(const VariantPack& views) {
   return h;
 }
 
-}  // namespace
-
-std::shared_ptr<const BoundPack> BoundPackCache::find(const VariantPack& views) {
-  const std::uint64_t fingerprint = fingerprint_of(views);
+std::shared_ptr<const BoundPack> BoundPackCache::find(const VariantPack& views,
+                                                      std::uint64_t fingerprint) {
   for (Entry& e : entries_) {
     if (e.fingerprint == fingerprint && e.views == views) {
       e.last_use = ++clock_;
@@ -56,8 +51,9 @@ std::shared_ptr<const BoundPack> BoundPackCache::find(const VariantPack& views) 
   return nullptr;
 }
 
-void BoundPackCache::insert(VariantPack views, std::shared_ptr<const BoundPack> pack) {
-  Entry entry{fingerprint_of(views), std::move(views), std::move(pack), ++clock_};
+void BoundPackCache::insert(std::uint64_t fingerprint, VariantPack views,
+                            std::shared_ptr<const BoundPack> pack) {
+  Entry entry{fingerprint, std::move(views), std::move(pack), ++clock_};
   if (entries_.size() < kEntries) {
     entries_.push_back(std::move(entry));
     return;
@@ -185,7 +181,10 @@ std::optional<Resolved> resolve_exchange(const PyPlan& plan, nb::handle buffers)
         host ? t.device.type == dlpack::kCpu || t.device.type == dlpack::kCudaHost
              : t.device.type == dlpack::kCuda && t.device.id == plan.plan.device().ordinal();
     const DataType type = dlpack::data_type_of(t.type);
-    if (!here || type == DataType::kNotSet || t.ndim < 0) return std::nullopt;
+    // A rank past any view's, or extents it does not give, is the array protocols' to word.
+    const bool readable =
+        t.ndim >= 0 && t.ndim <= dlpack::kMaxRank && (t.ndim == 0 || t.shape != nullptr);
+    if (!here || type == DataType::kNotSet || !readable) return std::nullopt;
     const auto rank = static_cast<std::size_t>(t.ndim);
     std::vector<std::int64_t> shape(t.shape, t.shape + rank);
     std::vector<std::int64_t> strides(rank);
@@ -282,10 +281,11 @@ void execute(const PyPlan& self, nb::handle buffers, nb::handle workspace, nb::h
     return;
   }
   Resolved r = resolve(self, buffers);
-  std::shared_ptr<const BoundPack> bound = self.bound_packs.find(r.pack);
+  const std::uint64_t fingerprint = BoundPackCache::fingerprint_of(r.pack);
+  std::shared_ptr<const BoundPack> bound = self.bound_packs.find(r.pack, fingerprint);
   if (!bound) {
     bound = std::make_shared<const BoundPack>(value_or_raise(self.plan.bind(r.pack)));
-    self.bound_packs.insert(std::move(r.pack), bound);
+    self.bound_packs.insert(fingerprint, std::move(r.pack), bound);
   }
   const std::uint64_t needed = value_or_raise(self.plan.workspace_bytes(*bound));
   void* s = resolve_stream(stream, r.stream);
@@ -546,7 +546,8 @@ void bind_plan(nb::module_& m) {
         });
         const double bind = per_call([&] { (void)plan.plan.bind(r.pack); });
         const double stream = per_call([&] { (void)r.stream.current(); });
-        const double cached = per_call([&] { (void)plan.bound_packs.find(r.pack); });
+        const double cached = per_call(
+            [&] { (void)plan.bound_packs.find(r.pack, BoundPackCache::fingerprint_of(r.pack)); });
         return std::make_tuple(read, exchange, bind, stream, cached);
       },
       "plan"_a, "buffers"_a, "iterations"_a,

@@ -45,8 +45,11 @@ class BoundPackCache {
   // with its own buffers; a miss costs the bind it would have cost anyway.
   static constexpr std::size_t kEntries = 16;
 
-  std::shared_ptr<const BoundPack> find(const VariantPack& views);
-  void insert(VariantPack views, std::shared_ptr<const BoundPack> pack);
+  // The addresses, extents, strides and keys of a pack mixed into 64 bits: computed once a
+  // call, compared before the packs themselves.
+  static std::uint64_t fingerprint_of(const VariantPack& views);
+  std::shared_ptr<const BoundPack> find(const VariantPack& views, std::uint64_t fingerprint);
+  void insert(std::uint64_t fingerprint, VariantPack views, std::shared_ptr<const BoundPack> pack);
 
  private:
   struct Entry {

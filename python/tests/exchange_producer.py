@@ -52,13 +52,15 @@ _CODES = {
 
 class ExchangeArray:
     """Wraps a numpy array; `reads` counts the arrays read through the table, `fail` makes
-    the table refuse this array."""
+    the table refuse this array, `lie` makes it hand out a hostile DLTensor: "rank" claims 2^30
+dimensions, "no_shape" gives no extents."""
 
     reads = 0
 
-    def __init__(self, array, fail=False):
+    def __init__(self, array, fail=False, lie=None):
         self.array = array
         self.fail = fail
+        self.lie = lie
         self._shape = (ctypes.c_int64 * array.ndim)(*array.shape)
         self._strides = (ctypes.c_int64 * array.ndim)(*(s // array.itemsize for s in array.strides))
 
@@ -90,6 +92,10 @@ def _tensor_from_py_object(address, out):
     t.shape = ctypes.cast(value._shape, ctypes.POINTER(ctypes.c_int64))
     t.strides = ctypes.cast(value._strides, ctypes.POINTER(ctypes.c_int64))
     t.byte_offset = 0
+    if value.lie == "rank":
+        t.ndim = 1 << 30
+    elif value.lie == "no_shape":
+        t.shape = None
     return 0
 
 
