@@ -188,9 +188,13 @@ std::optional<Resolved> resolve_exchange(const PyPlan& plan, nb::handle buffers)
     const auto rank = static_cast<std::size_t>(t.ndim);
     std::vector<std::int64_t> shape(t.shape, t.shape + rank);
     std::vector<std::int64_t> strides(rank);
-    for (std::size_t i = rank, step = 1; i-- > 0;) {
-      strides[i] = t.strides != nullptr ? t.strides[i] : static_cast<std::int64_t>(step);
-      step *= static_cast<std::size_t>(std::max<std::int64_t>(shape[i], 1));
+    std::int64_t step = 1;  // compact row-major where the producer gives no strides
+    for (std::size_t i = rank; i-- > 0;) {
+      strides[i] = t.strides != nullptr ? t.strides[i] : step;
+      if (t.strides == nullptr &&
+          __builtin_mul_overflow(step, std::max<std::int64_t>(shape[i], 1), &step)) {
+        return std::nullopt;  // extents past int64: the array protocols refuse them by name
+      }
     }
     add_entry(out.pack, key,
               BufferView::view(static_cast<char*>(t.data) + t.byte_offset, std::move(shape),

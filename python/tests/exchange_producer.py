@@ -53,7 +53,8 @@ _CODES = {
 class ExchangeArray:
     """Wraps a numpy array; `reads` counts the arrays read through the table, `fail` makes
     the table refuse this array, `lie` makes it hand out a hostile DLTensor: "rank" claims 2^30
-dimensions, "no_shape" gives no extents."""
+dimensions, "no_shape" gives no extents, "huge" gives no strides and extents whose product
+overflows int64."""
 
     reads = 0
 
@@ -96,6 +97,9 @@ def _tensor_from_py_object(address, out):
         t.ndim = 1 << 30
     elif value.lie == "no_shape":
         t.shape = None
+    elif value.lie == "huge":
+        value._shape[:] = [1 << 40] * array.ndim
+        t.strides = None
     return 0
 
 
