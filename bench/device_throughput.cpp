@@ -401,7 +401,7 @@ struct Bench {
     Graph g = make_graph(kind, m, n, k);
     auto plan = plan_of(g, tuning);
     if (!plan || compile_only) return;
-    const std::string config = recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
+    std::string config = recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
     const bool fp8 = kind == Kind::kFp8;
     const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
     const std::size_t op_bytes = fp8 ? 1 : 2;
@@ -434,6 +434,9 @@ struct Bench {
       CHECK(bound.is_ok(), bound.status().message().c_str());
       x.bound = bound.value();
     }
+    // Split K where the call's tiles leave the device mostly idle (the workspace holds it).
+    const int splits = runtime::PlanAccess::call(s[0].bound).layout.workspace.split.splits;
+    if (splits > 1) config += ", K split " + std::to_string(splits) + " ways";
     const std::uint64_t ws_bytes = plan->workspace_bytes(s[0].bound).value();
     const Workspace ws{ws_bytes ? device_alloc(ws_bytes) : nullptr, ws_bytes};
     const auto ours = [&](int i) {

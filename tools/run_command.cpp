@@ -194,7 +194,8 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options,
 
   auto bound = plan->bind(pack);
   if (!bound) return stop(out, bound.status());
-  // The taps' workspace for this call's problem; its contents need no initialization.
+  // The workspace for this call's problem (taps' and a split K's partials); its contents need
+  // no initialization.
   auto workspace_bytes = plan->workspace_bytes(bound.value());
   if (!workspace_bytes) return stop(out, workspace_bytes.status());
   if (workspace_bytes.value() > static_cast<std::uint64_t>(reference::kMaxHostTensorBytes)) {

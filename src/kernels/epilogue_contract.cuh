@@ -68,7 +68,7 @@ __device__ __forceinline__ int epilogue_barrier_id() {
 //
 // called by the 128 threads of one consumer warpgroup after its last wgmma of the tile has
 // completed, with `unit` the start of its unit, a scratch of its own and the shared address
-// of its staging for TMA-stored outputs (kStagedOutputs x kStagedBuffers x kStagedBufferBytes, 1024-aligned;
-// kernels/epilogue_store.cuh). It reads aux
-// buffers and writes outputs and taps through `args` (kernel axis order, stride 0 on
-// broadcast and reduced axes), skipping rows >= args.m and columns >= args.n.
+// of its staging for TMA-stored outputs (kStagedOutputs x kStagedBuffers x kStagedBufferBytes,
+// 1024-aligned; kernels/epilogue_store.cuh). It reads aux buffers and writes outputs and taps
+// through `args` (kernel axis order, stride 0 on broadcast and reduced axes), skipping rows >=
+// args.m and columns >= args.n.

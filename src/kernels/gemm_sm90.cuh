@@ -29,6 +29,12 @@
 // of the cluster. Barriers are initialised before a cluster barrier, and a producer waits
 // for its ring to drain before its CTA exits (no arrival may reach an exited CTA).
 //
+// Split K (KernelArgs::split.splits S > 1, chosen per call by the host for problems whose
+// tiles would leave most SMs idle; kernels of at most kMaxSplitKAccumulators): each tile is S work
+// units over disjoint K steps; the producer loads only a unit's steps, and a consumer's unit stores
+// its sums to the workspace where the last of the S adds them and runs the epilogue
+// (kernels/split_k.cuh).
+//
 // Partial tiles: TMA fills out-of-bounds elements of a box with zeros (so K needs no
 // multiple of kTileK, and a tile past the edge computes zeros); the epilogue skips rows
 // >= M and columns >= N, and is not run for a consumer half wholly outside the problem.
@@ -53,6 +59,7 @@
 #include "kernels/ptx/special_registers.cuh"
 #include "kernels/ptx/tma.cuh"
 #include "kernels/ptx/wgmma.cuh"
+#include "kernels/split_k.cuh"
 #include "kernels/tile_scheduler.cuh"
 
 #ifndef FUSEDGEMM_KERNEL_DEBUG
@@ -121,6 +128,8 @@ struct GemmSm90 {
 
   using Frag = Fragment<kUnitM, kUnitN>;
   using Accumulators = float[kGemms][Frag::kCount];
+  // Whether a call may split K on this kernel (the host's recipe::k_splits agrees).
+  static constexpr bool kSplitK = kGemms * Frag::kCount <= kMaxSplitKAccumulators;
 
   static_assert(kGemms >= 1, "a kernel computes at least one GEMM");
   static_assert(kGemms * Frag::kCount <= kMaxAccumulators,
@@ -223,13 +232,14 @@ struct GemmSm90 {
     }
   }
 
-  // The producer's one thread: every stage of every tile of this CTA, in schedule order.
+  // The producer's one thread: every stage of every work unit of this CTA, in schedule order.
   __device__ static void load_loop(const KernelArgs& args, unsigned base, const Scheduler& tiles,
                                    int rank, long long first, long long step, int k_steps) {
     RingState ring;
     for (long long t = first; t < tiles.total; t += step) {
       const TileIndex tile = tiles.tile(t, rank);
-      for (int kt = 0; kt < k_steps; ++kt) {
+      const KSteps steps = tiles.k_steps(t, k_steps);
+      for (int kt = steps.begin; kt < steps.end; ++kt) {
         wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
         const unsigned full = full_barrier(base, ring.stage);
         ptx::mbarrier_arrive_expect_tx(full, Layout::kStageBytes);
@@ -344,25 +354,26 @@ struct GemmSm90 {
     const bool signaller = thread == 0;
     RingState ring;
     Accumulators acc;
-    // Ping-pong: this consumer's tiles are the CTA's tiles `consumer`, `consumer` + 2, ...;
-    // the stages of the other consumer's tiles pass by. It waits for its turn before its
-    // tile's stages: a parity wait tells a stage's next fill from its last one only, so a
+    // Ping-pong: this consumer's work units are the CTA's units `consumer`, `consumer` + 2,
+    // ...; the stages of the other consumer's units pass by. It waits for its turn before its
+    // unit's stages: a parity wait tells a stage's next fill from its last one only, so a
     // consumer may wait for a fill only once the fill before it (kStages positions earlier,
     // the other consumer's then) has completed, which the other's last full wait shows.
     constexpr int kTurns = Layout::kPingPong ? kConsumers : 1;
     const int own = Layout::kPingPong ? consumer : 0;
-    ring.skip<kStages>(own * k_steps);
+    if (own > 0) ring.skip<kStages>(tiles.k_steps(first, k_steps).count());
     unsigned turns = 0;  // turns waited for
     for (long long t = first + own * step; t < tiles.total; t += kTurns * step) {
       const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
+      const KSteps steps = tiles.k_steps(t, k_steps);
       if constexpr (Layout::kPingPong) {
         if (t != first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);
       }
       Math<GemmSm90> math(args, unit, thread, acc);
       int previous = 0;
-      for (int kt = 0; kt < k_steps; ++kt) {
+      for (int kt = 0; kt < steps.count(); ++kt) {
         wait(full_barrier(base, ring.stage), ring.phase, "full", ring.stage);
-        math.consume(stage_base(base, ring.stage), consumer, kt);
+        math.consume(stage_base(base, ring.stage), consumer, steps.begin + kt, kt == 0);
         if constexpr (Math<GemmSm90>::kInFlight == 0) {
           release(base, ring.stage, signaller);
         } else if (kt > 0) {
@@ -374,14 +385,21 @@ struct GemmSm90 {
       if constexpr (Layout::kPingPong) {
         if (signaller) ptx::mbarrier_arrive(turn_barrier(base, 1 - consumer));
       }
-      math.finish(k_steps);
+      math.finish(steps.count());
       if constexpr (Math<GemmSm90>::kInFlight > 0) {
-        if (k_steps > 0) release(base, previous, signaller);
+        if (steps.count() > 0) release(base, previous, signaller);
       }
       if (unit.m0 < args.m && unit.n0 < args.n) {
-        Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
+        if constexpr (kSplitK) {
+          if (tiles.splits == 1 ||
+              SplitK<kGemms, kUnitM, kUnitN>::reduce(args, unit, tiles.split_of(t), acc, thread)) {
+            Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
+          }
+        } else {
+          Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
+        }
       }
-      ring.skip<kStages>((kTurns - 1) * k_steps);
+      if constexpr (Layout::kPingPong) ring.skip<kStages>(tiles.k_steps(t + step, k_steps).count());
     }
     // The epilogue's TMA stores read this CTA's shared memory: done before it exits.
     if constexpr (Config::kStagedOutputs > 0) {
@@ -452,7 +470,8 @@ struct GemmSm90 {
       ptx::grid_dependency_wait();
       ptx::grid_launch_dependents();
     }
-    const Scheduler tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group);
+    const Scheduler tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group,
+                          args.split.splits);
     const long long first = kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x;
     const long long step = kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x;
     const int rank = kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
@@ -483,16 +502,16 @@ struct AccumulateStages {
                               typename Kernel::Accumulators& accumulators)
       : acc(accumulators) {}
 
-  // The first stage's first MMA overwrites the accumulators (no zeroing pass).
-  __device__ void consume(unsigned stage, int consumer, int k_step) {
-    Kernel::mma_stage(stage, consumer, k_step == 0, acc);
+  // The unit's first stage's first MMA overwrites the accumulators (no zeroing pass).
+  __device__ void consume(unsigned stage, int consumer, int /*k_step*/, bool first) {
+    Kernel::mma_stage(stage, consumer, first, acc);
     ptx::wgmma_wait_group<kInFlight>();
   }
 
   __device__ void finish(int k_steps) {
     ptx::wgmma_wait_group<0>();
     Kernel::fence_accumulators(acc);
-    if (k_steps == 0) {  // K of 0: the product is zero
+    if (k_steps == 0) {  // K of 0 (no split then): the product is zero
 #pragma unroll
       for (int g = 0; g < Kernel::kGemms; ++g) {
 #pragma unroll

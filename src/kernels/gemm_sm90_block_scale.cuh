@@ -95,7 +95,8 @@ struct PromoteBlockScales {
     scale_rows<0>(args, unit, thread);
   }
 
-  __device__ void consume(unsigned stage, int consumer, int k_step) {
+  // k_step: the problem's K step (a split unit's first is not 0), which picks the scales.
+  __device__ void consume(unsigned stage, int consumer, int k_step, bool /*first*/) {
     float scale_a[kGemms][Slots::kRows];
     float scale_b[kGemms];
 #pragma unroll

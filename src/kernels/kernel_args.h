@@ -50,6 +50,20 @@ struct TapWorkspace {
   long long slot_floats;
 };
 
+// Split K's share of the workspace (kernels/split_k.cuh, laid out by recipe/workspace.h):
+// with `splits` > 1 every epilogue unit has one 64-bit arrival counter at `counters` and
+// `splits` partial slots at `partials` (bytes from KernelArgs::workspace). 1: no split.
+// Split K runs only in kernels whose consumer threads hold at most this many accumulators
+// (all GEMMs): adding the splits' partials beside 128 of them leaves ptxas no registers and
+// it spills. Decode-size calls, the ones that split, take 64-row tiles of 32 to 64.
+inline constexpr int kMaxSplitKAccumulators = 64;
+
+struct SplitWorkspace {
+  long long counters;
+  long long partials;
+  long long splits;
+};
+
 struct KernelArgs {
   // First: param space keeps them 64-byte aligned. Operands at [0, kMaxTmaDescriptors),
   // stored outputs after.
@@ -58,8 +72,9 @@ struct KernelArgs {
   long long m;
   long long n;
   long long k;
-  void* workspace;  // the call's workspace (tap counters and partials), or null
-  // This launch's epoch: tags the tap counters, so they never need zeroing (tap_commit.cuh).
+  void* workspace;  // the call's workspace (tap and split-K counters and partials), or null
+  // This launch's epoch: tags the arrival counters, so they never need zeroing
+  // (epoch_counter.cuh).
   unsigned long long epoch;
   // Cluster-tile rows per band of the persistent grid's tile order (tile_scheduler.cuh).
   long long raster_group;
@@ -70,6 +85,7 @@ struct KernelArgs {
   unsigned tma_stores;
   BufferArg buffers[kMaxKernelBuffers];
   TapWorkspace taps[kMaxKernelBuffers];  // per kernel parameter; read for taps only
+  SplitWorkspace split;
 };
 
 }  // namespace fusedgemm::kernels

@@ -17,13 +17,14 @@
 // combined in that order.
 //
 // Workspace (KernelArgs::taps[param], laid out by the host's recipe/workspace.h):
-//   counters: one 64-bit word per group
+//   counters: one 64-bit word per group (kernels/epoch_counter.cuh: never zeroed)
 //   partials: per group, per member, a slot of slot_floats floats: TileM (a row tap, by tile
 //             row), TileN (a column tap, by tile column), 1 (a tile tap), or TileM x TileN
 //             (a tap reducing only the batch, row-major)
 #pragma once
 
 #include "kernels/element_io.cuh"      // element
+#include "kernels/epoch_counter.cuh"   // epoch_arrive
 #include "kernels/fragment_slots.cuh"  // FragmentSlots
 #include "kernels/kernel_args.h"       // KernelArgs, BufferArg, TapWorkspace
 #include "kernels/ptx/barrier.cuh"     // bar_sync
@@ -35,24 +36,6 @@ namespace fusedgemm::kernels {
 // The epilogue runs on one consumer warpgroup per unit; its warpgroup-wide steps
 // synchronize on that warpgroup's named barrier (epilogue_contract.cuh).
 inline constexpr int kEpilogueThreads = 128;
-
-// A counter word is (epoch << kTapCountBits) | arrivals. 24 bits of count hold a group of
-// up to 2^24 - 1 CTAs (the workspace rule refuses larger groups); the 40 bits of epoch
-// are the launch's KernelArgs::epoch, which the plan starts at a random value and advances
-// by one per execute.
-//
-// Why no word ever needs zeroing: a CTA whose launch's epoch differs from the word's starts
-// the count afresh at 1; so does one that finds the count already complete (a replayed CUDA
-// graph launches one epoch again, after the previous replay finished). Within a launch the
-// count of a group never reaches its size before its last arrival, so every other arrival
-// sees its own epoch and a count below the size. What the word held before — a finished
-// launch of this plan, another plan's launch, any bytes a caller wrote — is ignored unless
-// its top 40 bits equal this launch's epoch while its count is below the group size. For one
-// plan's own earlier launches that needs 2^40 executes in between (~38 days at 3 us each);
-// for another plan or arbitrary bytes, a 2^-40 chance per word and launch.
-inline constexpr int kTapCountBits = 24;
-inline constexpr unsigned long long kTapCountMask = (1ull << kTapCountBits) - 1ull;
-inline constexpr unsigned long long kTapEpochMask = (1ull << (64 - kTapCountBits)) - 1ull;
 
 __device__ __forceinline__ void epilogue_barrier() {
   ptx::bar_sync(epilogue_barrier_id(), kEpilogueThreads);
@@ -197,21 +180,6 @@ __device__ __forceinline__ void tap_publish(const KernelArgs& args, int param,
   for (int i = thread; i < Floats; i += kEpilogueThreads) slot[i] = staged[i];
 }
 
-// One arrival on a group's counter (see kTapCountBits); true for the group's last arrival.
-__device__ __forceinline__ bool tap_arrive(unsigned long long* word, unsigned long long epoch,
-                                           long long size) {
-  const unsigned long long tag = epoch & kTapEpochMask;
-  unsigned long long seen = ptx::ld_relaxed_gpu(word);
-  for (;;) {
-    const unsigned long long count = seen & kTapCountMask;
-    const bool this_launch = (seen >> kTapCountBits) == tag && count < size;
-    const unsigned long long next = (tag << kTapCountBits) | (this_launch ? count + 1ull : 1ull);
-    const unsigned long long prev = atomicCAS(word, seen, next);
-    if (prev == seen) return static_cast<long long>(next & kTapCountMask) == size;
-    seen = prev;
-  }
-}
-
 // Every CTA, after all of its taps' partials are stored: arrives on the group counter of
 // each tap (kernel parameters Params; lane t of warp 0 arrives for the t-th, so the taps'
 // round trips to L2 overlap) and returns a mask whose bit t is set when this CTA is the
@@ -245,7 +213,7 @@ __device__ __forceinline__ unsigned tap_arrive_all(const KernelArgs& args, const
       const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
       auto* counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) +
                                                              args.taps[param].counters);
-      last = tap_arrive(counters + g.group, args.epoch, g.size);
+      last = epoch_arrive(counters + g.group, args.epoch, g.size);
     }
     __threadfence();
     __syncwarp();

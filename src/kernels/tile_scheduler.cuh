@@ -21,6 +21,12 @@
 // both stay in L2 (recipe/kernel_config.cpp, raster_group). A CTA tile of a cluster tile that
 // lies past the problem's edge (an odd count of M tiles under a 2-CTA cluster) is still run:
 // its CTA takes part in the cluster's shared loads, and its epilogue writes nothing.
+//
+// Split K: with `splits` S > 1 a cluster tile is S work units, each over its share of the K
+// steps (split s: steps [s * steps / S, (s + 1) * steps / S)); unit u is split u % S of
+// cluster tile u / S, so the S units of a tile run side by side on S clusters. Their
+// partial sums meet in the workspace (kernels/split_k.cuh). The host chooses S so that
+// every split has K steps (recipe::k_splits).
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -36,6 +42,14 @@ struct TileIndex {
   long long batch;
   long long m;  // tile row: rows [m * TileM, (m + 1) * TileM)
   long long n;  // tile column
+  int split;    // which share of K (0 without split K)
+};
+
+// The K steps [begin, end) of one work unit.
+struct KSteps {
+  int begin;
+  int end;
+  FG_HOST_DEVICE int count() const { return end - begin; }
 };
 
 template <int ClusterM, int ClusterN>
@@ -48,24 +62,28 @@ struct TileScheduler {
   long long rows;       // cluster tiles along M
   long long cols;       // ... along N
   long long per_batch;  // cluster tiles per batch
-  long long total;      // cluster tiles of the launch
+  long long splits;     // work units per cluster tile (split K, >= 1)
+  long long total;      // work units of the launch: cluster tiles x splits
   long long group;      // cluster-tile rows per raster band (>= 1)
 
   FG_HOST_DEVICE static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
   FG_HOST_DEVICE TileScheduler(long long batch, long long m, long long n, int tile_m, int tile_n,
-                               long long raster_group)
+                               long long raster_group, long long k_splits)
       : tiles_m(ceil_div(m, tile_m)),
         tiles_n(ceil_div(n, tile_n)),
         rows(ceil_div(tiles_m, ClusterM)),
         cols(ceil_div(tiles_n, ClusterN)),
         per_batch(rows * cols),
-        total(batch * rows * cols),
+        splits(k_splits),
+        total(batch * rows * cols * splits),
         group(raster_group < 1 ? 1 : raster_group) {}
 
-  // The CTA tile that the CTA of cluster rank `rank` computes for cluster tile `t`
-  // (0 <= t < total).
-  FG_HOST_DEVICE TileIndex tile(long long t, int rank) const {
+  // The CTA tile that the CTA of cluster rank `rank` computes for work unit `u`
+  // (0 <= u < total).
+  FG_HOST_DEVICE TileIndex tile(long long u, int rank) const {
+    const long long t = u / splits;  // the cluster tile
+    const int split = static_cast<int>(u - t * splits);
     const long long batch = t / per_batch;
     const long long in_batch = t - batch * per_batch;
     const long long band_tiles = group * cols;
@@ -75,7 +93,18 @@ struct TileScheduler {
     const long long in_band = in_batch - band * band_tiles;
     const long long row = first_row + in_band % band_rows;
     const long long col = in_band / band_rows;
-    return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM};
+    return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM, split};
+  }
+
+  // Which split of its tile work unit `u` is (tile(u, rank).split).
+  FG_HOST_DEVICE int split_of(long long u) const { return static_cast<int>(u % splits); }
+
+  // The K steps of work unit `u` out of the problem's `steps`; none past the last unit.
+  FG_HOST_DEVICE KSteps k_steps(long long u, int steps) const {
+    if (u >= total) return {0, 0};
+    const long long split = u % splits;
+    return {static_cast<int>(split * steps / splits),
+            static_cast<int>((split + 1) * steps / splits)};
   }
 };
 

@@ -222,7 +222,8 @@ Layout workspace_bytes_layout(std::uint64_t bytes) noexcept {
 }  // namespace
 
 int workspace_overlap_violation(const Recipe& recipe, const CallView& view) noexcept {
-  const std::uint64_t needed = view.layout->workspace.bytes;
+  const std::uint64_t needed =
+      used_workspace_bytes(view.layout->workspace, view.workspace, view.workspace_bytes);
   if (needed == 0 || view.workspace == nullptr || needed > view.workspace_bytes ||
       needed > static_cast<std::uint64_t>(kMaxExactReach)) {
     return -1;  // none is used, or the workspace rule refused it
@@ -242,7 +243,8 @@ std::string workspace_overlap_explain(const Recipe& recipe, const CallView& view
       "workspace_overlap: {}: {} at {} shares memory with the workspace's {} bytes at {}; "
       "legal: a workspace that shares no byte with any buffer of the call",
       who(recipe.roles[role]), seen(view.layout->roles[role]), view.data[role],
-      view.layout->workspace.bytes, view.workspace);
+      used_workspace_bytes(view.layout->workspace, view.workspace, view.workspace_bytes),
+      view.workspace);
 }
 
 // --- output_aliasing --------------------------------------------------------------------
@@ -264,9 +266,9 @@ std::string output_aliasing_explain(const Recipe& recipe, const CallView& view, 
 
 int workspace_violation(const Recipe&, const CallView& view) noexcept {
   const WorkspaceLayout& needed = view.layout->workspace;
-  if (needed.bytes == 0) return -1;
+  if (needed.required_bytes == 0) return -1;  // a split K's part is optional
   const bool fits =
-      view.workspace != nullptr && view.workspace_bytes >= needed.bytes &&
+      view.workspace != nullptr && view.workspace_bytes >= needed.required_bytes &&
       reinterpret_cast<std::uintptr_t>(view.workspace) % kWorkspaceAlignmentBytes == 0;
   return fits && needed.largest_group_ctas <= kMaxTapGroupCtas ? -1 : 0;
 }
@@ -279,12 +281,20 @@ std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
     taps += fmt::format("{}'{}' {} group(s) of {} unit(s)", t == 0 ? "" : ", ",
                         recipe.roles[tap.role].name, tap.groups, tap.group_ctas);
   }
+  const std::string split =
+      needed.bytes > needed.required_bytes
+          ? fmt::format(
+                " (Plan::workspace_bytes(pack) gives {}: with {} more the call splits K "
+                "{} ways)",
+                needed.bytes, needed.bytes - needed.required_bytes, needed.split.splits)
+          : std::string(" (Plan::workspace_bytes(pack) gives it)");
   return fmt::format(
       "workspace: workspace of {} bytes at {} for a call of {} (taps: {}); needed: {} bytes; "
-      "legal: at least the {} bytes Plan::workspace_bytes(pack) gives, {}-byte aligned, with "
-      "at most {} epilogue units (consumer warpgroup tiles) per tap reduction group",
-      view.workspace_bytes, view.workspace, problem_str(view.layout->problem), taps, needed.bytes,
-      needed.bytes, kWorkspaceAlignmentBytes, kMaxTapGroupCtas);
+      "legal: at least {} bytes{}, {}-byte aligned, with at most {} epilogue units (consumer "
+      "warpgroup tiles) per tap reduction group",
+      view.workspace_bytes, view.workspace, problem_str(view.layout->problem), taps,
+      needed.required_bytes, needed.required_bytes, split, kWorkspaceAlignmentBytes,
+      kMaxTapGroupCtas);
 }
 
 }  // namespace fusedgemm::recipe::call_rules

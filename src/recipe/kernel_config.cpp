@@ -75,6 +75,11 @@ constexpr double kTileSwitchClocks = 2000.0;
 // operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
 // measured +5-10% for the cluster step.
 constexpr double kClusterDiscount = 0.95;
+// Split K: each split keeps the ring busy for at least this many K steps (a shorter one is
+// mostly its prologue and the partials' round trip), and a tile is split at most this many
+// ways (the last split reads the others' partials: S - 1 slots of fp32 per element).
+constexpr int kMinSplitKSteps = 4;
+constexpr int kMaxKSplits = 8;
 
 struct TileShape {
   int tile_m;
@@ -439,6 +444,29 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
   const double g =
       std::sqrt(static_cast<double>(std::max<std::int64_t>(1, clusters)) * height_n / height_m);
   return std::clamp<std::int64_t>(std::llround(g), 1, std::max<std::int64_t>(1, rows));
+}
+
+int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
+             const fusion::ProblemShape& problem) {
+  if (config.sm_count <= 0 || problem.m <= 0 || problem.n <= 0 || problem.batch <= 0) return 1;
+  const int accumulators =
+      gemm_count(program) * config.unit_m() * config.unit_n() / kThreadsPerConsumer;
+  if (accumulators > kernels::kMaxSplitKAccumulators) return 1;
+  const std::int64_t k_steps = ceil_div(std::max<std::int64_t>(0, problem.k), config.tile_k);
+  const std::int64_t rows = ceil_div(ceil_div(problem.m, config.tile_m), config.cluster_m);
+  const std::int64_t cols = ceil_div(ceil_div(problem.n, config.tile_n), config.cluster_n);
+  // A call of absurd extents (refused later by the grid_extent rule) has more tiles than
+  // clusters however its product is rounded: overflow reads as "many".
+  std::int64_t cluster_tiles = 0;
+  if (__builtin_mul_overflow(rows, cols, &cluster_tiles) ||
+      __builtin_mul_overflow(cluster_tiles, problem.batch, &cluster_tiles)) {
+    return 1;
+  }
+  const std::int64_t clusters = std::max(1, config.sm_count / config.cluster_ctas());
+  if (cluster_tiles > clusters / 2) return 1;
+  return static_cast<int>(std::clamp<std::int64_t>(
+      std::min({clusters / cluster_tiles, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}}), 1,
+      kMaxKSplits));
 }
 
 std::string describe(const KernelConfig& c) {

@@ -92,6 +92,14 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
 std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape& problem,
                           std::int64_t clusters);
 
+// Work units per cluster tile for a call of `problem` (split K, kernels/split_k.cuh): 1
+// unless the call's cluster tiles fill at most half of the device's clusters, then as many
+// as fill them, each split at least kMinSplitKSteps K steps, at most kMaxKSplits. 1 where
+// the config has no multiprocessor count (the host device), K has no steps to share, or the
+// kernel's consumers hold more than kernels::kMaxSplitKAccumulators accumulators.
+int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
+             const fusion::ProblemShape& problem);
+
 // "tile 128x256x64 (2 consumers of 64x256), cluster 2x1 (B multicast), 4 stages, persistent
 // grid, grouped tile order, direct-store epilogue".
 std::string describe(const KernelConfig& config);

@@ -1,7 +1,10 @@
 #include "recipe/workspace.h"
 
+#include <algorithm>
+
 #include "graph/checked_math.h"
 #include "recipe/call_view.h"
+#include "recipe/kernel_config.h"
 
 namespace fusedgemm::recipe {
 namespace {
@@ -71,8 +74,39 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
         round_up(add(bytes, mul(mul(mul(t.groups, t.group_ctas), t.slot_floats), sizeof(float))));
     if (t.group_ctas > layout.largest_group_ctas) layout.largest_group_ctas = t.group_ctas;
   }
+  layout.required_bytes = bytes;
+  // Split K: only a fused kernel splits (an unfused engine's config has no SM count).
+  const int splits = recipe.engine_workspace_bytes == 0 && recipe.program
+                         ? k_splits(*recipe.program, recipe.config, problem)
+                         : 1;
+  if (splits > 1) {
+    const std::uint64_t units = mul(mul(grid[0], grid[1]), grid[2]);
+    const auto gemms =
+        static_cast<std::uint64_t>(std::max<std::size_t>(1, recipe.program->gemms.size()));
+    const std::uint64_t slot_floats =
+        mul(gemms, static_cast<std::uint64_t>(recipe.config.unit_m()) *
+                       static_cast<std::uint64_t>(recipe.config.unit_n()));
+    layout.split.splits = splits;
+    layout.split.counters_bytes = bytes;
+    bytes = round_up(add(bytes, mul(units, sizeof(std::uint64_t))));
+    layout.split.partials_bytes = bytes;
+    bytes =
+        round_up(add(bytes, mul(mul(mul(units, static_cast<std::uint64_t>(splits)), slot_floats),
+                                sizeof(float))));
+  }
   layout.bytes = bytes;
   return layout;
+}
+
+bool splits_k(const WorkspaceLayout& layout, const void* workspace,
+              std::uint64_t workspace_bytes) noexcept {
+  return layout.split.splits > 1 && workspace != nullptr && workspace_bytes >= layout.bytes &&
+         reinterpret_cast<std::uintptr_t>(workspace) % kWorkspaceAlignmentBytes == 0;
+}
+
+std::uint64_t used_workspace_bytes(const WorkspaceLayout& layout, const void* workspace,
+                                   std::uint64_t workspace_bytes) noexcept {
+  return splits_k(layout, workspace, workspace_bytes) ? layout.bytes : layout.required_bytes;
 }
 
 std::uint64_t workspace_bytes(const Recipe& recipe, const fusion::ProblemShape& problem) noexcept {

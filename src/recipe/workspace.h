@@ -12,7 +12,13 @@
 //             (reducing M and N) or unit_m x unit_n (reducing only the batch)
 // A reduction group is the set of units reducing into the same tap elements: along each
 // unit axis (batch, ceil(M / unit_m), ceil(N / unit_n)) where the tap's call extent is 1
-// they are one group, along the others they are apart. A fused plan without taps: 0 bytes.
+// they are one group, along the others they are apart.
+// Then, where the call splits K (recipe::k_splits, S > 1; kernels/split_k.cuh):
+//   counters: one 64-bit arrival word per epilogue unit of the call
+//   partials: per unit, S slots of gemms x unit_m x unit_n fp32
+// The taps' part is required (the workspace rule refuses a call without it); the split's is
+// optional: a call whose workspace does not hold it runs unsplit. A fused plan without taps
+// whose calls fill the device: 0 bytes.
 #pragma once
 
 #include <array>
@@ -24,7 +30,7 @@
 
 namespace fusedgemm::recipe {
 
-// The counter word keeps 24 bits of arrival count (kernels/tap_commit.cuh, kTapCountBits).
+// The counter word keeps 24 bits of arrival count (kernels/epoch_counter.cuh, kCounterCountBits).
 inline constexpr std::uint64_t kMaxTapGroupCtas = (std::uint64_t{1} << 24) - 1;
 // The workspace's base alignment: its counters are 64-bit words, its sections 16-byte
 // aligned.
@@ -39,10 +45,18 @@ struct TapWorkspaceLayout {
   std::uint64_t slot_floats = 0;
 };
 
+struct SplitWorkspaceLayout {
+  int splits = 1;                    // work units per tile (1: K is not split)
+  std::uint64_t counters_bytes = 0;  // offset of the units' counters from the workspace base
+  std::uint64_t partials_bytes = 0;  // offset of their partial slots
+};
+
 struct WorkspaceLayout {
   int tap_count = 0;
   std::array<TapWorkspaceLayout, kernels::kMaxKernelBuffers> taps{};
-  std::uint64_t bytes = 0;
+  SplitWorkspaceLayout split;
+  std::uint64_t required_bytes = 0;  // the engine's and the taps' part: the workspace rule's
+  std::uint64_t bytes = 0;           // with the split's part: what Plan::workspace_bytes says
   std::uint64_t largest_group_ctas = 0;
 };
 
@@ -52,5 +66,15 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
 
 // workspace_layout(recipe, problem).bytes.
 std::uint64_t workspace_bytes(const Recipe& recipe, const fusion::ProblemShape& problem) noexcept;
+
+// Whether a call with this workspace splits K: its layout splits and the workspace holds
+// the split's part too (and is aligned).
+bool splits_k(const WorkspaceLayout& layout, const void* workspace,
+              std::uint64_t workspace_bytes) noexcept;
+
+// The workspace bytes the call's kernel reads and writes: all of them where it splits K,
+// else the required part.
+std::uint64_t used_workspace_bytes(const WorkspaceLayout& layout, const void* workspace,
+                                   std::uint64_t workspace_bytes) noexcept;
 
 }  // namespace fusedgemm::recipe

@@ -9,6 +9,7 @@
 #include "graph/checked_math.h"
 #include "recipe/rules.h"
 #include "recipe/tma_global.h"
+#include "recipe/workspace.h"
 
 namespace fusedgemm::runtime {
 namespace {
@@ -168,8 +169,10 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
       break;
     }
   }
-  call->launch =
-      launch_config(recipe.config, call->layout.problem, kernel ? kernel->resident_ctas() : 0);
+  const unsigned resident = kernel ? kernel->resident_ctas() : 0;
+  call->launch = launch_config(recipe.config, call->layout.problem, resident, 1);
+  call->launch_split = launch_config(recipe.config, call->layout.problem, resident,
+                                     call->layout.workspace.split.splits);
   // A runner (the fallback engine) builds its own arguments per step.
   if (!runner) {
     fill_kernel_args(view, call->args);
@@ -222,10 +225,12 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   for (int i = 0; i < call->args.buffer_count; ++i) {
     moved = moved || call->args.buffers[i].data != view.data[i];
   }
-  const bool taps = call->layout.workspace.tap_count > 0;
-  // Addresses as bound and no taps (so neither an epoch nor the workspace address is read):
-  // the bound arguments are this call's as they stand, and are launched without a copy.
-  if (call->prepared && !moved && !taps) {
+  // Taps and a split K arrive on counters in the workspace, tagged with the launch's epoch.
+  const bool split = recipe::splits_k(call->layout.workspace, workspace.data, workspace.bytes);
+  const bool counted = call->layout.workspace.tap_count > 0 || split;
+  // Addresses as bound and no counters (so neither an epoch nor the workspace address is
+  // read): the bound arguments are this call's as they stand, and are launched without a copy.
+  if (call->prepared && !moved && !counted) {
     return device->launch_prepared(*kernel, call->launch, call->args, stream);
   }
   kernels::KernelArgs args;
@@ -235,9 +240,12 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   args.k = call->args.k;
   args.raster_group = call->args.raster_group;
   args.workspace = workspace.data;
-  args.epoch = taps ? epoch->fetch_add(1, std::memory_order_relaxed) : 0;
+  args.epoch = counted ? epoch->fetch_add(1, std::memory_order_relaxed) : 0;
   args.buffer_count = call->args.buffer_count;
   std::copy(std::begin(call->args.taps), std::end(call->args.taps), std::begin(args.taps));
+  args.split = call->args.split;
+  if (split) args.split.splits = call->layout.workspace.split.splits;
+  const LaunchConfig& launch = split ? call->launch_split : call->launch;
   for (int i = 0; i < args.buffer_count; ++i) {
     args.buffers[i] = call->args.buffers[i];
     args.buffers[i].data = const_cast<void*>(view.data[i]);
@@ -245,9 +253,9 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   if (call->prepared && !moved) {
     std::copy(std::begin(call->args.tma), std::end(call->args.tma), std::begin(args.tma));
     args.tma_stores = call->args.tma_stores;
-    return device->launch_prepared(*kernel, call->launch, args, stream);
+    return device->launch_prepared(*kernel, launch, args, stream);
   }
-  return device->launch(*kernel, call->launch, args, stream);
+  return device->launch(*kernel, launch, args, stream);
 }
 
 Verdict PlanState::explain(const BoundPack& pack, const Workspace& workspace) const {
@@ -279,6 +287,9 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
                          static_cast<long long>(t.partials_bytes),
                          static_cast<long long>(t.slot_floats)};
   }
+  // Unsplit as bound: execute splits K where the call's workspace holds the partials.
+  args.split = {static_cast<long long>(layout.workspace.split.counters_bytes),
+                static_cast<long long>(layout.workspace.split.partials_bytes), 1};
   for (int i = 0; i < layout.role_count; ++i) {
     const Layout k = recipe::kernel_arg_layout(layout.roles[i].kernel);
     auto& b = args.buffers[i];
@@ -291,7 +302,7 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
 }
 
 LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::ProblemShape& problem,
-                           unsigned resident_ctas) noexcept {
+                           unsigned resident_ctas, int k_splits) noexcept {
   LaunchConfig launch;
   const auto tiles = [](std::int64_t extent, int tile) {
     return extent <= 0 ? 0 : ceil_div(extent, tile);
@@ -299,11 +310,12 @@ LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::Pro
   const std::int64_t cluster = std::max(1, config.cluster_ctas());
   const std::int64_t rows = ceil_div(tiles(problem.m, config.tile_m), config.cluster_m);
   const std::int64_t cols = ceil_div(tiles(problem.n, config.tile_n), config.cluster_n);
-  // Cluster tiles of the call. Bound packs are configured before the grid_extent rule refuses
+  // Work units of the call. Bound packs are configured before the grid_extent rule refuses
   // a call, so the product saturates rather than wraps.
-  const std::int64_t cluster_tiles =
-      saturating_mul(saturating_mul(std::max<std::int64_t>(0, problem.batch), rows), cols);
-  // Persistent: one CTA per resident slot, never more clusters than tiles, at least one
+  const std::int64_t cluster_tiles = saturating_mul(
+      saturating_mul(saturating_mul(std::max<std::int64_t>(0, problem.batch), rows), cols),
+      std::max(1, k_splits));
+  // Persistent: one CTA per resident slot, never more clusters than work units, at least one
   // cluster (an empty problem launches one that finds no tile).
   // (The host device runs any grid; its launch is sized by the tiles, within CUDA's x limit.)
   constexpr std::int64_t kMaxGridX = 2147483647;

@@ -1,7 +1,8 @@
 // The persistent grid's schedule (kernels/tile_scheduler.cuh, compiled here for the host):
-// every CTA tile of the problem is computed exactly once, whatever the grid, the cluster
-// and the raster band; the two CTAs of a cluster take neighbouring tiles of one cluster tile
-// (same N range along M, same M range along N); the band order is the documented one.
+// every CTA tile of the problem is computed exactly once per K split, whatever the grid, the
+// cluster and the raster band, and a tile's splits cover its K steps once each; the two CTAs
+// of a cluster take neighbouring tiles of one cluster tile (same N range along M, same M
+// range along N) and the same split; the band order is the documented one.
 #include "kernels/tile_scheduler.cuh"
 
 #include <gtest/gtest.h>
@@ -21,21 +22,34 @@ struct Problem {
 // Runs the schedule as `clusters` clusters would and counts each CTA tile inside the
 // problem; tiles past its edge (a pair's odd member) must come only from 2-CTA clusters.
 template <int ClusterM, int ClusterN>
-void expect_every_tile_once(const Problem& p, long long clusters, long long group) {
+void expect_every_tile_once(const Problem& p, long long clusters, long long group, int splits = 1,
+                            int k_steps = 0) {
   SCOPED_TRACE(::testing::Message()
                << "cluster " << ClusterM << "x" << ClusterN << ", batch " << p.batch << " " << p.m
                << "x" << p.n << " tiles " << p.tile_m << "x" << p.tile_n << ", " << clusters
-               << " clusters, band " << group);
-  const TileScheduler<ClusterM, ClusterN> tiles(p.batch, p.m, p.n, p.tile_m, p.tile_n, group);
-  std::map<std::tuple<long long, long long, long long>, int> seen;
+               << " clusters, band " << group << ", " << splits << " splits of " << k_steps
+               << " K steps");
+  const TileScheduler<ClusterM, ClusterN> tiles(p.batch, p.m, p.n, p.tile_m, p.tile_n, group,
+                                                splits);
+  // Per tile, how often each K step was computed.
+  std::map<std::tuple<long long, long long, long long>, std::vector<int>> seen;
   long long outside = 0;
   for (long long c = 0; c < clusters; ++c) {
     for (long long t = c; t < tiles.total; t += clusters) {
       const TileIndex first = tiles.tile(t, 0);
+      const KSteps steps = tiles.k_steps(t, k_steps);
+      EXPECT_LE(0, steps.begin);
+      EXPECT_LE(steps.begin, steps.end);
+      EXPECT_LE(steps.end, k_steps);
+      if (k_steps >= splits) {
+        EXPECT_GE(steps.count(), k_steps / splits);  // no split is left without steps
+      }
       for (int rank = 0; rank < ClusterM * ClusterN; ++rank) {
         const TileIndex tile = tiles.tile(t, rank);
-        // A cluster's CTAs share the batch, and the tile row or column they multicast.
+        // A cluster's CTAs share the batch, the split, and the tile row or column they
+        // multicast.
         EXPECT_EQ(tile.batch, first.batch);
+        EXPECT_EQ(tile.split, first.split);
         if (ClusterM > 1) {
           EXPECT_EQ(tile.n, first.n);
         }
@@ -46,17 +60,26 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
           ++outside;
           continue;
         }
-        ++seen[{tile.batch, tile.m, tile.n}];
+        auto& counts = seen[{tile.batch, tile.m, tile.n}];
+        counts.resize(static_cast<std::size_t>(k_steps) + 1);
+        ++counts[static_cast<std::size_t>(k_steps)];  // units of this tile
+        for (int k = steps.begin; k < steps.end; ++k) ++counts[static_cast<std::size_t>(k)];
       }
     }
   }
   const long long want = p.batch * tiles.tiles_m * tiles.tiles_n;
   EXPECT_EQ(static_cast<long long>(seen.size()), want);
-  for (const auto& [tile, count] : seen) {
-    EXPECT_EQ(count, 1) << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", "
-                        << std::get<2>(tile) << ")";
+  for (const auto& [tile, counts] : seen) {
+    for (int k = 0; k < k_steps; ++k) {
+      EXPECT_EQ(counts[static_cast<std::size_t>(k)], 1)
+          << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", " << std::get<2>(tile)
+          << "), K step " << k;
+    }
+    EXPECT_EQ(counts[static_cast<std::size_t>(k_steps)], splits)
+        << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", " << std::get<2>(tile)
+        << ")";
   }
-  EXPECT_EQ(outside + want, tiles.total * ClusterM * ClusterN);
+  EXPECT_EQ(outside + want * splits, tiles.total * ClusterM * ClusterN);
   if (ClusterM * ClusterN == 1) {
     EXPECT_EQ(outside, 0);
   }
@@ -78,10 +101,39 @@ TEST(TileScheduler, RunsEveryTileOnceForAnyGridClusterAndBand) {
   }
 }
 
+// Split K: each tile is `splits` units, together over every K step once, each split with
+// its share; the units of a tile are consecutive, so they run side by side.
+TEST(TileScheduler, SplitsEveryTilesKStepsOnce) {
+  const std::vector<Problem> problems = {{1, 16, 4096, 64, 128},
+                                         {3, 200, 300, 128, 128},
+                                         {2, 1, 4096, 64, 128},
+                                         {1, 129, 257, 128, 192}};
+  for (const Problem& p : problems) {
+    for (const int splits : {2, 3, 4, 8}) {
+      for (const int k_steps : {splits, 4 * splits, 64, 172}) {
+        for (const long long clusters : {1LL, 7LL, 66LL}) {
+          expect_every_tile_once<1, 1>(p, clusters, 3, splits, k_steps);
+          expect_every_tile_once<2, 1>(p, clusters, 3, splits, k_steps);
+          expect_every_tile_once<1, 2>(p, clusters, 3, splits, k_steps);
+        }
+      }
+    }
+  }
+  const TileScheduler<1, 1> tiles(1, 64, 256, 64, 128, 1, 4);
+  ASSERT_EQ(tiles.total, 8);
+  for (int u = 0; u < 8; ++u) {
+    EXPECT_EQ(tiles.tile(u, 0).n, u / 4) << u;
+    EXPECT_EQ(tiles.tile(u, 0).split, u % 4) << u;
+  }
+  EXPECT_EQ(tiles.k_steps(1, 10).begin, 2);
+  EXPECT_EQ(tiles.k_steps(1, 10).end, 5);
+  EXPECT_EQ(tiles.k_steps(8, 10).count(), 0);  // past the last unit
+}
+
 // Bands of `group` cluster-tile rows, each walked column by column, top to bottom; the
 // batch slowest. 4 x 3 cluster tiles, band 2 (the header's picture).
 TEST(TileScheduler, WalksBandsColumnByColumn) {
-  const TileScheduler<1, 1> tiles(2, 4 * 64, 3 * 64, 64, 64, 2);
+  const TileScheduler<1, 1> tiles(2, 4 * 64, 3 * 64, 64, 64, 2, 1);
   ASSERT_EQ(tiles.total, 24);
   const int rows[12] = {0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3};
   const int cols[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
@@ -92,7 +144,7 @@ TEST(TileScheduler, WalksBandsColumnByColumn) {
     EXPECT_EQ(tile.n, cols[t % 12]) << t;
   }
   // A last band shorter than the rest: 3 rows, band 2, so the third row is a band of one.
-  const TileScheduler<1, 1> ragged(1, 3 * 64, 2 * 64, 64, 64, 2);
+  const TileScheduler<1, 1> ragged(1, 3 * 64, 2 * 64, 64, 64, 2, 1);
   EXPECT_EQ(ragged.tile(4, 0).m, 2);
   EXPECT_EQ(ragged.tile(4, 0).n, 0);
   EXPECT_EQ(ragged.tile(5, 0).m, 2);
@@ -101,13 +153,13 @@ TEST(TileScheduler, WalksBandsColumnByColumn) {
 
 // A 2-CTA cluster along M: rank r takes tile row 2 * row + r of its cluster tile.
 TEST(TileScheduler, PairsNeighbouringTilesInACluster) {
-  const TileScheduler<2, 1> along_m(1, 4 * 128, 2 * 256, 128, 256, 1);
+  const TileScheduler<2, 1> along_m(1, 4 * 128, 2 * 256, 128, 256, 1, 1);
   EXPECT_EQ(along_m.rows, 2);
   EXPECT_EQ(along_m.tile(0, 0).m, 0);
   EXPECT_EQ(along_m.tile(0, 1).m, 1);
   EXPECT_EQ(along_m.tile(1, 1).n, 1);  // band 1 row: the next cluster tile is the next column
   EXPECT_EQ(along_m.tile(2, 1).m, 3);
-  const TileScheduler<1, 2> along_n(1, 128, 4 * 256, 128, 256, 1);
+  const TileScheduler<1, 2> along_n(1, 128, 4 * 256, 128, 256, 1, 1);
   EXPECT_EQ(along_n.cols, 2);
   EXPECT_EQ(along_n.tile(1, 0).n, 2);
   EXPECT_EQ(along_n.tile(1, 1).n, 3);

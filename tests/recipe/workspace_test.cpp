@@ -18,30 +18,32 @@ using test::FlavorShape;
 
 // Every recipe here takes 128x128 CTA tiles whose consumers split the rows: epilogue units of
 // 64x128, the tiles the workspace counts.
-Recipe recipe_of(Flavor flavor, const FlavorShape& shape) {
+Recipe recipe_of(Flavor flavor, const FlavorShape& shape, int sm_count = 0, int tile_m = 128,
+                 bool split_n = false) {
   auto fg = test::make_flavor_graph(flavor, shape);
   EXPECT_TRUE(fg) << fg.status().message();
   auto analysis = fusion::analyze(fg->graph);
   EXPECT_TRUE(analysis && !analysis->decline);
   auto program = std::make_shared<const fusion::FusionProgram>(analysis->program);
   KernelTuning tuning;
-  tuning.tile_m = 128;
+  tuning.tile_m = tile_m;
   tuning.tile_n = 128;
-  tuning.split_n = false;
+  tuning.split_n = split_n;
   tuning.ping_pong = false;
-  auto config = choose_kernel_config(*program, 0, tuning);
+  auto config = choose_kernel_config(*program, sm_count, tuning);
   EXPECT_TRUE(config) << config.status().message();
   auto recipe = make_recipe(program, config.value());
   EXPECT_TRUE(recipe) << recipe.status().message();
   return std::move(recipe).value();
 }
 
-fusion::ProblemShape problem(std::int64_t batch, std::int64_t m, std::int64_t n) {
+fusion::ProblemShape problem(std::int64_t batch, std::int64_t m, std::int64_t n,
+                             std::int64_t k = 64) {
   fusion::ProblemShape p;
   p.batch = batch;
   p.m = m;
   p.n = n;
-  p.k = 64;
+  p.k = k;
   return p;
 }
 
@@ -122,6 +124,76 @@ TEST(Workspace, GrowsWithTheTiles) {
     EXPECT_GT(workspace_bytes(r, problem(8, 128, 128)), one);
     EXPECT_GT(workspace_bytes(r, problem(3, 1000, 1000)), workspace_bytes(r, problem(3, 500, 500)));
   }
+}
+
+}  // namespace
+}  // namespace fusedgemm::recipe
+
+namespace fusedgemm::recipe {
+namespace {
+
+// Split K on a device of 132 SMs: a call of few tiles splits each tile's K steps, and the
+// workspace gains, after the taps' required part, a counter per epilogue unit and `splits`
+// slots of its accumulators (every GEMM's) — an optional part: the workspace rule asks for
+// the required part only, and a workspace short of the whole runs unsplit.
+TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
+  const Recipe r = recipe_of(Flavor::kTapsRow, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
+  ASSERT_EQ(r.config.unit_m(), 64);
+  ASSERT_EQ(r.config.unit_n(), 128);
+  // 20 x 1024: 8 CTA tiles of 128x128 -> min(132 / 8, 2048 / 64 / 4, 8) = 8 splits.
+  const WorkspaceLayout split = workspace_layout(r, problem(1, 20, 1024, 2048));
+  const WorkspaceLayout unsplit = workspace_layout(r, problem(1, 20, 1024, 64));
+  EXPECT_EQ(split.split.splits, 8);
+  EXPECT_EQ(unsplit.split.splits, 1);
+  EXPECT_EQ(unsplit.bytes, unsplit.required_bytes);
+  EXPECT_EQ(split.required_bytes, unsplit.required_bytes);  // the taps' part is the same
+  const std::uint64_t units = 1 * 1 * 8;                    // ceil(20/64) x ceil(1024/128)
+  EXPECT_EQ(split.split.counters_bytes, split.required_bytes);
+  EXPECT_EQ(split.split.partials_bytes, split.required_bytes + units * 8);
+  EXPECT_EQ(split.bytes, split.split.partials_bytes + units * 8 * 64 * 128 * 4);
+  EXPECT_EQ(split.split.partials_bytes % kWorkspaceAlignmentBytes, 0u);
+  // Split only with the whole workspace, aligned.
+  alignas(16) static std::uint8_t memory[32];
+  EXPECT_TRUE(splits_k(split, memory, split.bytes));
+  EXPECT_FALSE(splits_k(split, memory, split.bytes - 1));
+  EXPECT_FALSE(splits_k(split, memory + 8, split.bytes));
+  EXPECT_FALSE(splits_k(split, nullptr, split.bytes));
+  EXPECT_FALSE(splits_k(unsplit, memory, unsplit.bytes));
+  EXPECT_EQ(used_workspace_bytes(split, memory, split.bytes), split.bytes);
+  EXPECT_EQ(used_workspace_bytes(split, memory, split.required_bytes), split.required_bytes);
+  // A gated MLP's slots hold both accumulators (64x64 units: 2 x 32 per thread); on 64x128
+  // units its 2 x 64 are past the kernel's split-K limit.
+  const Recipe gated = recipe_of(Flavor::kGatedMlp, {.batch = 1, .m = 64, .n = 128, .k = 64}, 132,
+                                 64, /*split_n=*/true);
+  ASSERT_EQ(gated.config.unit_n(), 64);
+  const WorkspaceLayout g = workspace_layout(gated, problem(1, 20, 1024, 2048));
+  ASSERT_EQ(g.split.splits, 8);
+  EXPECT_EQ(g.required_bytes, 0u);
+  EXPECT_EQ(g.bytes, g.split.partials_bytes + 16 * 8 * 2 * 64 * 64 * 4);  // 16 units
+  const Recipe gated_wide =
+      recipe_of(Flavor::kGatedMlp, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
+  EXPECT_EQ(workspace_layout(gated_wide, problem(1, 20, 1024, 2048)).split.splits, 1);
+}
+
+// The split count: none on the host device, for calls that fill half the device, for K of
+// too few steps, or for kernels whose consumers hold over 64 accumulators; else as many as
+// fill the clusters, at most 8.
+TEST(Workspace, KSplitsFillTheDeviceOnlyWhereTheTilesDoNot) {
+  const Recipe r = recipe_of(Flavor::kPlain, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
+  const auto& program = *r.program;
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 2048)), 8);
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 4096, 4096)), 4);  // 32 tiles
+  EXPECT_EQ(k_splits(program, r.config, problem(3, 20, 4096, 4096)), 1);  // 96 > 66
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 512)), 2);   // 8 steps
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 448)), 1);   // 7 steps
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 0)), 1);     // K = 0
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 1LL << 40, 1LL << 40, 4096)), 1);
+  KernelConfig host = r.config;
+  host.sm_count = 0;
+  EXPECT_EQ(k_splits(program, host, problem(1, 20, 1024, 2048)), 1);
+  KernelConfig wide = r.config;  // 128 accumulators per consumer thread
+  wide.tile_n = 256;
+  EXPECT_EQ(k_splits(program, wide, problem(1, 20, 1024, 2048)), 1);
 }
 
 }  // namespace

@@ -12,4 +12,22 @@ __device__ __forceinline__ void bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");
 }
 
+// bar.red.or.pred p, a, b, c;  PTX ISA 2.0, all targets. bar_sync that also returns whether
+// any of the `threads` arriving threads passed `value` true (one thread's verdict reaches
+// the warpgroup without shared memory).
+__device__ __forceinline__ bool bar_sync_or(int id, int threads, bool value) {
+  unsigned any;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p, q;\n"
+      "  setp.ne.u32 p, %1, 0;\n"
+      "  bar.red.or.pred q, %2, %3, p;\n"
+      "  selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(static_cast<unsigned>(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 }  // namespace fusedgemm::kernels::ptx

@@ -1,0 +1,104 @@
+// Split K: the work units of one epilogue unit (a consumer warpgroup's part of a CTA tile)
+// that each computed a share of K (kernels/tile_scheduler.cuh) meet here. Each stores its
+// accumulators in its own slot of the workspace and arrives on the unit's counter
+// (kernels/epoch_counter.cuh); the last to arrive adds every slot, its own too, in split
+// order — so the sum is the same whichever split finishes last — and then runs the epilogue
+// alone. No unit waits for
+// another. Device code; no host headers (NVRTC).
+//
+// Workspace (KernelArgs::split, laid out by the host's recipe/workspace.h):
+//   counters: one 64-bit word per epilogue unit of the call, unit (b, i, j) at
+//             (b * ceil(M / UnitM) + i) * ceil(N / UnitN) + j
+//   partials: per unit, `splits` slots of Gemms x UnitM x UnitN floats; in a slot thread t
+//             keeps its accumulators i .. i + 3 (two rows, two columns of the wgmma fragment)
+//             as the float4 at (g * kCount / 4 + i / 4) * 128 + t, so a warp's stores and
+//             loads are whole 512-byte lines
+//
+// Rows past M are stored and added too (the epilogue skips them): checking each quad's rows
+// costs the registers that a 128x256 tile's 128 accumulators leave none of (ptxas spilled).
+#pragma once
+
+#include "kernels/epilogue_contract.cuh"  // Fragment, TileCoord, epilogue_barrier_id
+#include "kernels/epoch_counter.cuh"      // epoch_arrive
+#include "kernels/kernel_args.h"          // KernelArgs
+#include "kernels/ptx/barrier.cuh"        // bar_sync, bar_sync_or
+#include "kernels/ptx/global.cuh"         // ld_relaxed_gpu
+
+namespace fusedgemm::kernels {
+
+// One consumer warpgroup runs this; all 128 threads call it.
+inline constexpr int kSplitThreads = 128;
+
+template <int Gemms, int UnitM, int UnitN>
+struct SplitK {
+  using Frag = Fragment<UnitM, UnitN>;
+  static constexpr int kQuads = Frag::kCount / 4;  // float4s per thread per GEMM
+  static constexpr long long kSlotQuads = static_cast<long long>(Gemms) * kQuads * kSplitThreads;
+  static_assert(Frag::kCount % 4 == 0, "a fragment is whole quads of 4 accumulators");
+
+  __device__ static float4* slot(const KernelArgs& args, long long unit, long long split) {
+    char* base = static_cast<char*>(args.workspace) + args.split.partials;
+    return reinterpret_cast<float4*>(base) + (unit * args.split.splits + split) * kSlotQuads;
+  }
+
+  // Stores this split's accumulators, arrives, and, for the unit's last split, leaves the
+  // sum over every split in `acc`: true then (run the epilogue), false for the others.
+  __device__ static bool reduce(const KernelArgs& args, const TileCoord& unit, int split,
+                                float (&acc)[Gemms][Frag::kCount], int thread) {
+    const long long units_m = (args.m + UnitM - 1) / UnitM;
+    const long long units_n = (args.n + UnitN - 1) / UnitN;
+    const long long id = (unit.batch * units_m + unit.m0 / UnitM) * units_n + unit.n0 / UnitN;
+    float4* own = slot(args, id, split) + thread;
+#pragma unroll
+    for (int g = 0; g < Gemms; ++g) {
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        own[(g * kQuads + q) * kSplitThreads] =
+            make_float4(acc[g][4 * q], acc[g][4 * q + 1], acc[g][4 * q + 2], acc[g][4 * q + 3]);
+      }
+    }
+    // Memory order as tap_arrive_all's: every thread's stores, a fence and the barrier
+    // before the arrival; after a last arrival a fence before reading the slots
+    // (ld.relaxed.gpu: from L2, never a stale L1 line).
+    __threadfence();
+    ptx::bar_sync(epilogue_barrier_id(), kSplitThreads);
+    bool last = false;
+    if (thread == 0) {
+      auto* counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) +
+                                                             args.split.counters);
+      last = epoch_arrive(counters + id, args.epoch, args.split.splits);
+      __threadfence();
+    }
+    if (!ptx::bar_sync_or(epilogue_barrier_id(), kSplitThreads, last)) return false;
+    // Every slot, this split's too, in split order: the same sum whichever split is last.
+    const float4* from = slot(args, id, 0) + thread;
+#pragma unroll
+    for (int g = 0; g < Gemms; ++g) {
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
+        acc[g][4 * q] = v.x;
+        acc[g][4 * q + 1] = v.y;
+        acc[g][4 * q + 2] = v.z;
+        acc[g][4 * q + 3] = v.w;
+      }
+    }
+    const float4* const end = from + args.split.splits * kSlotQuads;
+    for (from += kSlotQuads; from != end; from += kSlotQuads) {
+#pragma unroll
+      for (int g = 0; g < Gemms; ++g) {
+#pragma unroll
+        for (int q = 0; q < kQuads; ++q) {
+          const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
+          acc[g][4 * q] += v.x;
+          acc[g][4 * q + 1] += v.y;
+          acc[g][4 * q + 2] += v.z;
+          acc[g][4 * q + 3] += v.w;
+        }
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace fusedgemm::kernels

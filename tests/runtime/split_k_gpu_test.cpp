@@ -1,0 +1,164 @@
+// Split K on the GPU (kernels/split_k.cuh): a call whose tiles would leave most of the
+// device idle computes each tile as several work units over disjoint K steps that meet in
+// the workspace. Every flavor at a decode-size M against the fp64 reference with poisoned,
+// guarded outputs and garbage workspaces; the same bits on every run whichever split ends
+// last; the same call without the split's workspace runs unsplit and right; pinned tile
+// shapes and clusters. Suites named *Gpu* carry the ctest label `gpu` and skip without a
+// device.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fusedgemm/plan.h"
+#include "recipe/kernel_config.h"
+#include "recipe/workspace.h"
+#include "runtime/plan_state.h"
+#include "support/call_harness.h"
+#include "support/device_call.h"
+#include "support/flavor_graphs.h"
+#include "support/tuning.h"
+
+namespace fusedgemm::test {
+namespace {
+
+bool has_taps(Flavor flavor) {
+  return flavor == Flavor::kTapsRow || flavor == Flavor::kTapsColumn ||
+         flavor == Flavor::kTapsFull || flavor == Flavor::kTapsOnlyMultiGemm;
+}
+
+// Every written allocation's bytes, guards included.
+std::vector<std::vector<std::uint8_t>> written_bytes(CallBuffers& call) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (auto& t : call.tensors()) {
+    if (!t.written) continue;
+    const std::uint8_t* p = t.buffer->whole();
+    out.emplace_back(p, p + t.buffer->whole_size());
+  }
+  return out;
+}
+
+class SplitKGpu : public OnGpu<> {
+ protected:
+  // Builds `fg`, then runs one call three times — with Plan::workspace_bytes of garbage, again
+  // with fresh garbage, again on the same workspace — each on poisoned outputs, checking the
+  // reference, the guards and that every run wrote the same bits; then, without taps, with no
+  // workspace (unsplit). Returns the call's K splits (0 when the kernel refuses the tuning).
+  int run(const std::string& label, Flavor flavor, const FlavorShape& shape,
+          const KernelTuning& tuning, std::uint64_t seed) {
+    SCOPED_TRACE(label);
+    auto fg = make_flavor_graph(flavor, shape);
+    EXPECT_TRUE(fg) << fg.status().message();
+    if (!fg) return 0;
+    BuildOptions options{device_};
+    options.tuning = tuning;
+    options.engine = Engine::kFused;
+    auto plan = build(fg->graph, options);
+    if (!plan && plan.status().message().rfind("kernel_tuning", 0) == 0) return 0;
+    EXPECT_TRUE(plan) << plan.status().message();
+    if (!plan) return 0;
+    SCOPED_TRACE(recipe::describe(runtime::PlanAccess::state(plan.value()).recipe.config));
+    auto call = CallBuffers::make(fg->graph, seed);
+    EXPECT_TRUE(call) << call.status().message();
+    if (!call) return 0;
+    DeviceCall device_call(device_, call.value());
+    EXPECT_TRUE(device_call.upload());
+    auto bound = plan->bind(device_call.pack());
+    EXPECT_TRUE(bound) << bound.status().message();
+    if (!bound) return 0;
+    const recipe::WorkspaceLayout& layout =
+        runtime::PlanAccess::call(bound.value()).layout.workspace;
+    const std::uint64_t bytes = plan->workspace_bytes(bound.value()).value();
+    EXPECT_EQ(bytes, layout.bytes);
+    std::mt19937_64 garbage(seed);
+    std::vector<std::vector<std::uint8_t>> first;
+    for (int pass = 0; pass < 3; ++pass) {
+      SCOPED_TRACE(fmt::format("pass {}", pass));
+      call->prepare();
+      EXPECT_TRUE(device_call.upload());
+      auto ws = device_call.workspace(bytes, pass < 2 ? &garbage : nullptr);
+      EXPECT_TRUE(ws) << ws.status().message();
+      if (!ws) return 0;
+      const Status s = plan->execute(bound.value(), ws.value(), nullptr);
+      EXPECT_TRUE(s) << s.message();
+      EXPECT_TRUE(device_call.download());
+      EXPECT_TRUE(call->matches_reference(fg->graph));
+      EXPECT_TRUE(call->outside_untouched());
+      if (pass == 0) {
+        first = written_bytes(call.value());
+      } else {
+        EXPECT_TRUE(written_bytes(call.value()) == first)
+            << "a run of the same call wrote other bits";
+      }
+    }
+    if (!has_taps(flavor)) {
+      SCOPED_TRACE("no workspace: unsplit");
+      call->prepare();
+      EXPECT_TRUE(device_call.upload());
+      const Status s = plan->execute(bound.value(), Workspace{}, nullptr);
+      EXPECT_TRUE(s) << s.message();
+      EXPECT_TRUE(device_call.download());
+      EXPECT_TRUE(call->matches_reference(fg->graph));
+      EXPECT_TRUE(call->outside_untouched());
+    }
+    EXPECT_EQ(total_deferrals(plan.value()), 0u);
+    return layout.split.splits;
+  }
+};
+
+// Every flavor at M = 20 (one partial 64-row group: the rows past M are neither stored nor
+// read) and batch 1 or 3, on the tile the cost model picks.
+TEST_F(SplitKGpu, EveryFlavorSplitsAtDecodeSizeM) {
+  std::uint64_t seed = 900;
+  int split = 0;
+  for (const Flavor flavor : all_flavors()) {
+    for (const std::int64_t batch : {1, 3}) {
+      // Block-scaled fp8 steps 128 of K; the rest 64 (16-bit) or 128 (fp8 operands).
+      const FlavorShape shape{.batch = batch, .m = 20, .n = 528, .k = 1280};
+      const int splits =
+          run(fmt::format("{} batch {}", to_string(flavor), batch), flavor, shape, {}, seed++);
+      split += splits > 1;
+    }
+  }
+  std::printf("  %d of %zu flavor x batch cases split K\n", split, 2 * all_flavors().size());
+  EXPECT_GE(split, static_cast<int>(all_flavors().size()));
+}
+
+// Pinned tiles and clusters (row halves, column halves, multicast along M and N) with a
+// ragged M, N and K, so a tile's units cover K steps of different counts. Kernels whose
+// consumers hold 128 accumulators (128x256, ping-pong 64x256) never split, and compute the
+// call unsplit with the same workspace.
+TEST_F(SplitKGpu, PinnedShapesAndClustersSplit) {
+  struct Shape {
+    const char* name;
+    int tile_m, tile_n;
+    bool split_n, ping_pong, splits;
+  };
+  constexpr Shape kShapes[] = {
+      {"128x128", 128, 128, false, false, true},  {"64x128n", 64, 128, true, false, true},
+      {"64x256n", 64, 256, true, false, true},    {"128x64", 128, 64, false, false, true},
+      {"128x256", 128, 256, false, false, false}, {"64x256pp", 64, 256, false, true, false}};
+  std::uint64_t seed = 950;
+  for (const Shape& s : kShapes) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+      const KernelTuning tuning =
+          pinned_tuning(s.tile_m, s.tile_n, s.split_n, cm, cn, std::nullopt, s.ping_pong);
+      const std::string label = fmt::format("plain {} cluster {}x{}", s.name, cm, cn);
+      const int splits =
+          run(label, Flavor::kPlain, {.batch = 2, .m = 70, .n = 300, .k = 1000}, tuning, seed++);
+      if (s.splits) {
+        EXPECT_GT(splits, 1) << label;
+      } else {
+        EXPECT_EQ(splits, 1) << label;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusedgemm::test
