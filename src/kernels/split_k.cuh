@@ -3,8 +3,7 @@
 // accumulators in its own slot of the workspace and arrives on the unit's counter
 // (kernels/epoch_counter.cuh); the last to arrive adds every slot, its own too, in split
 // order — so the sum is the same whichever split finishes last — and then runs the epilogue
-// alone. No unit waits for
-// another. Device code; no host headers (NVRTC).
+// alone. No unit waits for another. Device code; no host headers (NVRTC).
 //
 // Workspace (KernelArgs::split, laid out by the host's recipe/workspace.h):
 //   counters: one 64-bit word per epilogue unit of the call, unit (b, i, j) at
@@ -14,8 +13,9 @@
 //             as the float4 at (g * kCount / 4 + i / 4) * 128 + t, so a warp's stores and
 //             loads are whole 512-byte lines
 //
-// Rows past M are stored and added too (the epilogue skips them): checking each quad's rows
-// costs the registers that a 128x256 tile's 128 accumulators leave none of (ptxas spilled).
+// Rows past M are stored and added too (the epilogue skips them): at M = 16 four times the
+// bytes needed, small beside the unit's share of B (a 64x64 unit's slot is 16 KB; its B is
+// 128 KB per 1024 of K).
 #pragma once
 
 #include "kernels/epilogue_contract.cuh"  // Fragment, TileCoord, epilogue_barrier_id
