@@ -77,10 +77,9 @@ constexpr double kTileSwitchClocks = 2000.0;
 constexpr double kClusterDiscount = 0.95;
 // Split K: each split keeps the ring busy for at least this many K steps (a shorter one is
 // mostly its prologue and the partials' round trip), and a tile is split at most this many
-// ways (the last split reads the others' partials: S - 1 slots of fp32 per element).
+// ways (the last split reads every split's partials: S slots of fp32 per element).
 constexpr int kMinSplitKSteps = 4;
 constexpr int kMaxKSplits = 8;
-
 struct TileShape {
   int tile_m;
   int tile_n;
@@ -459,14 +458,19 @@ int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
   // clusters however its product is rounded: overflow reads as "many".
   std::int64_t cluster_tiles = 0;
   if (__builtin_mul_overflow(rows, cols, &cluster_tiles) ||
-      __builtin_mul_overflow(cluster_tiles, problem.batch, &cluster_tiles)) {
+      __builtin_mul_overflow(cluster_tiles, problem.batch, &cluster_tiles) ||
+      cluster_tiles > INT32_MAX) {
     return 1;
   }
+  // As many units as fill the resident clusters in one wave. Splitting into more waves
+  // measured slower: 16 x 11008 x 4096 at 43 of 66 clusters ran 0.71-0.73 of cuBLASLt split
+  // 3 ways (two waves) against 0.83 unsplit (docs/PERF.md run 17).
   const std::int64_t clusters = std::max(1, config.sm_count / config.cluster_ctas());
-  if (cluster_tiles > clusters / 2) return 1;
-  return static_cast<int>(std::clamp<std::int64_t>(
-      std::min({clusters / cluster_tiles, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}}), 1,
-      kMaxKSplits));
+  // Units fit one wave, so the partials are at most one slot per SM: 64 KB each (256
+  // consumer threads x kMaxSplitKAccumulators fp32), 8.4 MB on 132 SMs.
+  const std::int64_t splits =
+      std::min({clusters / cluster_tiles, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}});
+  return static_cast<int>(std::max<std::int64_t>(1, splits));
 }
 
 std::string describe(const KernelConfig& c) {

@@ -92,11 +92,11 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
 std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape& problem,
                           std::int64_t clusters);
 
-// Work units per cluster tile for a call of `problem` (split K, kernels/split_k.cuh): 1
-// unless the call's cluster tiles fill at most half of the device's clusters, then as many
-// as fill them, each split at least kMinSplitKSteps K steps, at most kMaxKSplits. 1 where
-// the config has no multiprocessor count (the host device), K has no steps to share, or the
-// kernel's consumers hold more than kernels::kMaxSplitKAccumulators accumulators.
+// Work units per cluster tile for a call of `problem` (split K, kernels/split_k.cuh): as
+// many as fill the device's clusters in one wave, each at least kMinSplitKSteps K steps, at
+// most kMaxKSplits; 1 — unsplit — where that is fewer than 2 (a call that fills half the
+// device or more), where the config has no multiprocessor count (the host device), or where
+// the kernel's consumers hold more than kernels::kMaxSplitKAccumulators accumulators.
 int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
              const fusion::ProblemShape& problem);
 

@@ -175,18 +175,21 @@ TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
   EXPECT_EQ(workspace_layout(gated_wide, problem(1, 20, 1024, 2048)).split.splits, 1);
 }
 
-// The split count: none on the host device, for calls that fill half the device, for K of
-// too few steps, or for kernels whose consumers hold over 64 accumulators; else as many as
-// fill the clusters, at most 8.
+// The split count: as many as fill the clusters in one wave, each split at least 4 K steps,
+// at most 8; none on the host device, where the tiles fill half the
+// device, or for kernels whose consumers hold over 64 accumulators.
 TEST(Workspace, KSplitsFillTheDeviceOnlyWhereTheTilesDoNot) {
   const Recipe r = recipe_of(Flavor::kPlain, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
+  ASSERT_EQ(r.config.cluster_ctas(), 1);
   const auto& program = *r.program;
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 2048)), 8);
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 2048)), 8);  // 8 tiles
   EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 4096, 4096)), 4);  // 32 tiles
-  EXPECT_EQ(k_splits(program, r.config, problem(3, 20, 4096, 4096)), 1);  // 96 > 66
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 512)), 2);   // 8 steps
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 448)), 1);   // 7 steps
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 0)), 1);     // K = 0
+  EXPECT_EQ(k_splits(program, r.config, problem(3, 20, 4096, 4096)), 1);  // 96 of 132
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 8448, 4096)), 2);  // 66 of 132
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 133 * 128, 4096)), 1);
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 512)), 2);  // 8 steps
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 448)), 1);  // 7 steps
+  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 0)), 1);    // K = 0
   EXPECT_EQ(k_splits(program, r.config, problem(1, 1LL << 40, 1LL << 40, 4096)), 1);
   KernelConfig host = r.config;
   host.sm_count = 0;
