@@ -13,9 +13,9 @@
 //             as the float4 at (g * kCount / 4 + i / 4) * 128 + t, so a warp's stores and
 //             loads are whole 512-byte lines
 //
-// Rows past M are stored and added too (the epilogue skips them): at M = 16 four times the
-// bytes needed, small beside the unit's share of B (a 64x64 unit's slot is 16 KB; its B is
-// 128 KB per 1024 of K).
+// Rows past M are neither stored nor read (the epilogue skips them): at M = 16 a 64-row
+// unit's warps 1-3 hold none, and the last split's reads — on the critical path, after
+// every split has finished — shrink fourfold.
 #pragma once
 
 #include "kernels/epilogue_contract.cuh"  // Fragment, TileCoord, epilogue_barrier_id
@@ -32,7 +32,8 @@ inline constexpr int kSplitThreads = 128;
 template <int Gemms, int UnitM, int UnitN>
 struct SplitK {
   using Frag = Fragment<UnitM, UnitN>;
-  static constexpr int kQuads = Frag::kCount / 4;  // float4s per thread per GEMM
+  static constexpr int kQuads = Frag::kCount / 4;             // float4s per thread per GEMM
+  static constexpr int kQuadsPerGroup = Frag::kPerGroup / 4;  // ... per 64-row group
   static constexpr long long kSlotQuads = static_cast<long long>(Gemms) * kQuads * kSplitThreads;
   static_assert(Frag::kCount % 4 == 0, "a fragment is whole quads of 4 accumulators");
 
@@ -48,11 +49,15 @@ struct SplitK {
     const long long units_m = (args.m + UnitM - 1) / UnitM;
     const long long units_n = (args.n + UnitN - 1) / UnitN;
     const long long id = (unit.batch * units_m + unit.m0 / UnitM) * units_n + unit.n0 / UnitN;
+    // Quad q holds rows r and r + 8 of its 64-row group (r below): stored and read where
+    // r < M, so a decode-size M moves a quarter of a 64-row unit.
+    const long long rows_left = args.m - unit.m0 - ((thread / 32) * 16 + (thread % 32) / 4);
     float4* own = slot(args, id, split) + thread;
 #pragma unroll
     for (int g = 0; g < Gemms; ++g) {
 #pragma unroll
       for (int q = 0; q < kQuads; ++q) {
+        if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
         own[(g * kQuads + q) * kSplitThreads] =
             make_float4(acc[g][4 * q], acc[g][4 * q + 1], acc[g][4 * q + 2], acc[g][4 * q + 3]);
       }
@@ -76,6 +81,7 @@ struct SplitK {
     for (int g = 0; g < Gemms; ++g) {
 #pragma unroll
       for (int q = 0; q < kQuads; ++q) {
+        if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
         const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
         acc[g][4 * q] = v.x;
         acc[g][4 * q + 1] = v.y;
@@ -89,6 +95,7 @@ struct SplitK {
       for (int g = 0; g < Gemms; ++g) {
 #pragma unroll
         for (int q = 0; q < kQuads; ++q) {
+          if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
           const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
           acc[g][4 * q] += v.x;
           acc[g][4 * q + 1] += v.y;
