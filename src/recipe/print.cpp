@@ -68,8 +68,16 @@ std::string to_string(const Recipe& recipe) {
     }
     out += "\n";
   }
-  out += fmt::format("workspace: {} bytes{}\n", workspace_bytes(recipe, recipe.program->problem),
+  const WorkspaceLayout ws = workspace_layout(recipe, recipe.program->problem);
+  out += fmt::format("workspace: {} bytes{}", ws.bytes,
                      unfused ? "" : " for the declared problem (grows with the call's tiles)");
+  if (ws.split.splits > 1) {
+    out += fmt::format(
+        "; K split {} ways there, {} bytes of it required (a smaller workspace "
+        "runs the call unsplit)",
+        ws.split.splits, ws.required_bytes);
+  }
+  out += "\n";
   return out;
 }
 

@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "fusion/analyze.h"
 #include "recipe/kernel_config.h"
+#include "recipe/print.h"
 #include "support/flavor_graphs.h"
 
 namespace fusedgemm::recipe {
@@ -178,6 +182,24 @@ TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
 // The split count: as many as fill the clusters in one wave, each split at least 4 K steps,
 // at most 8; none on the host device, where the tiles fill half the
 // device, or for kernels whose consumers hold over 64 accumulators.
+// Plan::describe() (recipe::to_string) says when the declared problem splits K, and which
+// part of its workspace is required.
+TEST(Workspace, TheRecipeSaysWhenTheDeclaredProblemSplits) {
+  const Recipe split =
+      recipe_of(Flavor::kTapsRow, {.batch = 1, .m = 20, .n = 1024, .k = 2048}, 132);
+  const WorkspaceLayout layout = workspace_layout(split, split.program->problem);
+  ASSERT_GT(layout.split.splits, 1);
+  EXPECT_NE(
+      to_string(split).find(fmt::format("workspace: {} bytes for the declared problem "
+                                        "(grows with the call's tiles); K split {} ways "
+                                        "there, {} bytes of it required",
+                                        layout.bytes, layout.split.splits, layout.required_bytes)),
+      std::string::npos)
+      << to_string(split);
+  const Recipe host = recipe_of(Flavor::kTapsRow, {.batch = 1, .m = 20, .n = 1024, .k = 2048});
+  EXPECT_EQ(to_string(host).find("K split"), std::string::npos) << to_string(host);
+}
+
 TEST(Workspace, KSplitsFillTheDeviceOnlyWhereTheTilesDoNot) {
   const Recipe r = recipe_of(Flavor::kPlain, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
   ASSERT_EQ(r.config.cluster_ctas(), 1);
