@@ -430,13 +430,16 @@ struct GemmSm90 {
     const bool ok = blockDim.x == kThreads && blockDim.y == 1 && blockDim.z == 1 &&
                     gridDim.x % kClusterCtas == 0 &&
                     ptx::dynamic_smem_bytes() >= static_cast<unsigned>(Layout::kDynamicBytes) &&
-                    params_in_range<0>(args);
+                    params_in_range<0>(args) && args.split.splits >= 1 &&
+                    (kSplitK || args.split.splits == 1);
     if (!ok) {
       printf(
           "fusedgemm: CTA %d: bad launch: block (%d,%d,%d), want (%d,1,1); grid %d, a multiple "
-          "of %d; dynamic shared memory %u bytes, want >= %d; %d kernel buffers\n",
+          "of %d; dynamic shared memory %u bytes, want >= %d; %d kernel buffers; K split %lld "
+          "ways, want 1%s\n",
           blockIdx.x, blockDim.x, blockDim.y, blockDim.z, kThreads, gridDim.x, kClusterCtas,
-          ptx::dynamic_smem_bytes(), Layout::kDynamicBytes, args.buffer_count);
+          ptx::dynamic_smem_bytes(), Layout::kDynamicBytes, args.buffer_count, args.split.splits,
+          kSplitK ? " or more" : " (this kernel has no split path)");
       __trap();
     }
   }
