@@ -20,6 +20,7 @@
 #include "recipe/workspace.h"
 #include "runtime/plan_state.h"
 #include "support/call_harness.h"
+#include "support/cuda_graph.h"
 #include "support/device_call.h"
 #include "support/flavor_graphs.h"
 #include "support/tuning.h"
@@ -156,6 +157,55 @@ TEST_F(SplitKGpu, PinnedShapesAndClustersSplit) {
       } else {
         EXPECT_EQ(splits, 1) << label;
       }
+    }
+  }
+}
+
+// A captured split call replayed on the same workspace, untouched between replays: every
+// replay launches the same epoch and finds the counters its predecessor completed, so each
+// arrival starts the count afresh (kernels/epoch_counter.cuh). Every replay writes the bits
+// of the direct execute, which matches the reference.
+TEST_F(SplitKGpu, ReplaysOfACapturedSplitCallOnOneWorkspaceAreIdentical) {
+  for (const Flavor flavor : {Flavor::kPlain, Flavor::kTapsRow}) {
+    SCOPED_TRACE(std::string(to_string(flavor)));
+    auto fg = make_flavor_graph(flavor, {.batch = 1, .m = 20, .n = 528, .k = 1280});
+    ASSERT_TRUE(fg) << fg.status().message();
+    auto plan = build(fg->graph, BuildOptions{device_});
+    ASSERT_TRUE(plan) << plan.status().message();
+    auto call = CallBuffers::make(fg->graph, 77);
+    ASSERT_TRUE(call) << call.status().message();
+    call->prepare();
+    DeviceCall device_call(device_, call.value());
+    ASSERT_TRUE(device_call.upload());
+    auto bound = plan->bind(device_call.pack());
+    ASSERT_TRUE(bound) << bound.status().message();
+    ASSERT_GT(runtime::PlanAccess::call(bound.value()).layout.workspace.split.splits, 1);
+    std::mt19937_64 garbage(78);
+    auto ws = device_call.workspace(plan->workspace_bytes(bound.value()).value(), &garbage);
+    ASSERT_TRUE(ws) << ws.status().message();
+    auto stream = CudaGraphStream::create(*device_);
+    ASSERT_TRUE(stream) << stream.status().message();
+    void* s = stream.value()->stream();
+
+    ASSERT_TRUE(plan->execute(bound.value(), ws.value(), s));
+    ASSERT_TRUE(stream.value()->synchronize());
+    ASSERT_TRUE(device_call.download());
+    EXPECT_TRUE(call->matches_reference(fg->graph));
+    EXPECT_TRUE(call->outside_untouched());
+    const auto direct = written_bytes(call.value());
+
+    ASSERT_TRUE(stream.value()->begin_capture());
+    const Status captured = plan->execute(bound.value(), ws.value(), s);
+    auto nodes = stream.value()->end_capture();
+    ASSERT_TRUE(captured) << captured.message();
+    ASSERT_TRUE(nodes) << nodes.status().message();
+    for (int replay = 0; replay < 3; ++replay) {
+      SCOPED_TRACE(replay);
+      call->prepare();
+      ASSERT_TRUE(device_call.upload());
+      ASSERT_TRUE(stream.value()->replay());
+      ASSERT_TRUE(device_call.download());
+      EXPECT_TRUE(written_bytes(call.value()) == direct) << "replay " << replay;
     }
   }
 }
