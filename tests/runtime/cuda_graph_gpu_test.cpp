@@ -25,17 +25,6 @@ namespace {
 
 constexpr int kReplays = 4;
 
-// Every byte of every allocation the call writes (guard, payload, guard), as the host holds
-// it after the last download.
-std::vector<std::vector<std::uint8_t>> written_bytes(CallBuffers& call) {
-  std::vector<std::vector<std::uint8_t>> out;
-  for (CallTensor& t : call.tensors()) {
-    if (!t.written) continue;
-    out.emplace_back(t.buffer->whole(), t.buffer->whole() + t.buffer->whole_size());
-  }
-  return out;
-}
-
 using CudaGraphGpu = OnGpu<::testing::TestWithParam<std::filesystem::path>>;
 
 TEST_P(CudaGraphGpu, ReplaysMatchDirectExecute) {

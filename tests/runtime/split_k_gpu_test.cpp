@@ -33,17 +33,6 @@ bool has_taps(Flavor flavor) {
          flavor == Flavor::kTapsFull || flavor == Flavor::kTapsOnlyMultiGemm;
 }
 
-// Every written allocation's bytes, guards included.
-std::vector<std::vector<std::uint8_t>> written_bytes(CallBuffers& call) {
-  std::vector<std::vector<std::uint8_t>> out;
-  for (auto& t : call.tensors()) {
-    if (!t.written) continue;
-    const std::uint8_t* p = t.buffer->whole();
-    out.emplace_back(p, p + t.buffer->whole_size());
-  }
-  return out;
-}
-
 class SplitKGpu : public OnGpu<> {
  protected:
   // Builds `fg`, then runs one call three times — with Plan::workspace_bytes of garbage, again

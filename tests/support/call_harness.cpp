@@ -218,6 +218,15 @@ std::map<std::string, std::uint64_t> deferral_map(const Plan& plan) {
   return counts;
 }
 
+std::vector<std::vector<std::uint8_t>> written_bytes(const CallBuffers& call) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (const CallTensor& t : call.tensors()) {
+    if (!t.written) continue;
+    out.emplace_back(t.buffer->whole(), t.buffer->whole() + t.buffer->whole_size());
+  }
+  return out;
+}
+
 std::uint64_t total_deferrals(const Plan& plan) {
   std::uint64_t total = 0;
   for (const auto& d : plan.deferrals()) total += d.count;

@@ -77,6 +77,7 @@ class CallBuffers {
   CallTensor& operator[](std::string_view name);
   const CallTensor& operator[](std::string_view name) const;
   std::vector<CallTensor>& tensors() { return tensors_; }
+  const std::vector<CallTensor>& tensors() const { return tensors_; }
 
   // Canary over every written allocation, then 0xFF over each element.
   void prepare();
@@ -102,6 +103,10 @@ class CallBuffers {
   std::vector<CallTensor> tensors_;
   reference::HostTensors inputs_;
 };
+
+// Every byte of every allocation the call writes (guard, payload, guard), as the host holds
+// it: two runs of one call compare equal when they wrote the same bits.
+std::vector<std::vector<std::uint8_t>> written_bytes(const CallBuffers& call);
 
 // The counts of Plan::deferrals(), by rule id.
 std::map<std::string, std::uint64_t> deferral_map(const Plan& plan);
