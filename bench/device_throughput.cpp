@@ -524,7 +524,7 @@ KernelTuning tuned(int tile_m, int tile_n, int cluster_m, int cluster_n, bool pd
   KernelTuning t;
   t.tile_m = tile_m;
   t.tile_n = tile_n;
-  t.split_n = false;
+  t.split_n = tile_m == 64 && !ping_pong;  // a 64-row tile's consumers take column halves
   t.ping_pong = ping_pong;
   t.cluster_m = cluster_m;
   t.cluster_n = cluster_n;
@@ -644,6 +644,13 @@ int main(int argc, char** argv) {
                                  {14336, 4096}}) {
         bench.run(Kind::kPlain, m, n, k, "bf16 LLM");
       }
+    }
+    // Decode-size M beside the cost model's pick: wider or unclustered 64-row tiles give
+    // split K other unit counts.
+    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {11008, 4096}}) {
+      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 cluster 1x2", tuned(64, 256, 1, 2));
+      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 no cluster", tuned(64, 256, 1, 1));
+      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 no cluster", tuned(64, 128, 1, 1));
     }
     headline(" (again)");
   }
