@@ -42,6 +42,38 @@ struct SplitK {
     return reinterpret_cast<float4*>(base) + (unit * args.split.splits + split) * kSlotQuads;
   }
 
+  // Quad q holds rows r and r + 8 of its 64-row group, r = the thread's first row in a group:
+  // live where r < M, `rows_left` being M less the unit's first row less r of group 0.
+  __device__ static bool live(int q, long long rows_left) {
+    return (q / kQuadsPerGroup) * 64 < rows_left;
+  }
+
+  // acc = (First) or += the live quads of one slot, at `from` (this thread's first float4).
+  template <bool First>
+  __device__ static void fold(const float4* from, float (&acc)[Gemms][Frag::kCount],
+                              long long rows_left) {
+#pragma unroll
+    for (int g = 0; g < Gemms; ++g) {
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        if (!live(q, rows_left)) continue;
+        const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
+        float* a = &acc[g][4 * q];
+        if constexpr (First) {
+          a[0] = v.x;
+          a[1] = v.y;
+          a[2] = v.z;
+          a[3] = v.w;
+        } else {
+          a[0] += v.x;
+          a[1] += v.y;
+          a[2] += v.z;
+          a[3] += v.w;
+        }
+      }
+    }
+  }
+
   // Stores this split's accumulators, arrives, and, for the unit's last split, leaves the
   // sum over every split in `acc`: true then (run the epilogue), false for the others.
   __device__ static bool reduce(const KernelArgs& args, const TileCoord& unit, int split,
@@ -49,15 +81,14 @@ struct SplitK {
     const long long units_m = (args.m + UnitM - 1) / UnitM;
     const long long units_n = (args.n + UnitN - 1) / UnitN;
     const long long id = (unit.batch * units_m + unit.m0 / UnitM) * units_n + unit.n0 / UnitN;
-    // Quad q holds rows r and r + 8 of its 64-row group (r below): stored and read where
-    // r < M, so a decode-size M moves a quarter of a 64-row unit.
+    // Only live quads are stored and read: a decode-size M moves a quarter of a 64-row unit.
     const long long rows_left = args.m - unit.m0 - ((thread / 32) * 16 + (thread % 32) / 4);
     float4* own = slot(args, id, split) + thread;
 #pragma unroll
     for (int g = 0; g < Gemms; ++g) {
 #pragma unroll
       for (int q = 0; q < kQuads; ++q) {
-        if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
+        if (!live(q, rows_left)) continue;
         own[(g * kQuads + q) * kSplitThreads] =
             make_float4(acc[g][4 * q], acc[g][4 * q + 1], acc[g][4 * q + 2], acc[g][4 * q + 3]);
       }
@@ -77,33 +108,9 @@ struct SplitK {
     if (!ptx::bar_sync_or(epilogue_barrier_id(), kSplitThreads, last)) return false;
     // Every slot, this split's too, in split order: the same sum whichever split is last.
     const float4* from = slot(args, id, 0) + thread;
-#pragma unroll
-    for (int g = 0; g < Gemms; ++g) {
-#pragma unroll
-      for (int q = 0; q < kQuads; ++q) {
-        if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
-        const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
-        acc[g][4 * q] = v.x;
-        acc[g][4 * q + 1] = v.y;
-        acc[g][4 * q + 2] = v.z;
-        acc[g][4 * q + 3] = v.w;
-      }
-    }
     const float4* const end = from + args.split.splits * kSlotQuads;
-    for (from += kSlotQuads; from != end; from += kSlotQuads) {
-#pragma unroll
-      for (int g = 0; g < Gemms; ++g) {
-#pragma unroll
-        for (int q = 0; q < kQuads; ++q) {
-          if ((q / kQuadsPerGroup) * 64 >= rows_left) continue;
-          const float4 v = ptx::ld_relaxed_gpu(from + (g * kQuads + q) * kSplitThreads);
-          acc[g][4 * q] += v.x;
-          acc[g][4 * q + 1] += v.y;
-          acc[g][4 * q + 2] += v.z;
-          acc[g][4 * q + 3] += v.w;
-        }
-      }
-    }
+    fold<true>(from, acc, rows_left);
+    for (from += kSlotQuads; from != end; from += kSlotQuads) fold<false>(from, acc, rows_left);
     return true;
   }
 };

@@ -448,9 +448,9 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
 int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
              const fusion::ProblemShape& problem) {
   if (config.sm_count <= 0 || problem.m <= 0 || problem.n <= 0 || problem.batch <= 0) return 1;
-  const int accumulators =
-      gemm_count(program) * config.unit_m() * config.unit_n() / kThreadsPerConsumer;
-  if (accumulators > kernels::kMaxSplitKAccumulators) return 1;
+  if (split_slot_floats(program, config) / kThreadsPerConsumer > kernels::kMaxSplitKAccumulators) {
+    return 1;  // accumulators per consumer thread past the kernels' split path
+  }
   const std::int64_t k_steps = ceil_div(std::max<std::int64_t>(0, problem.k), config.tile_k);
   const std::int64_t rows = ceil_div(ceil_div(problem.m, config.tile_m), config.cluster_m);
   const std::int64_t cols = ceil_div(ceil_div(problem.n, config.tile_n), config.cluster_n);
@@ -471,6 +471,10 @@ int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
   const std::int64_t splits =
       std::min({clusters / cluster_tiles, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}});
   return static_cast<int>(std::max<std::int64_t>(1, splits));
+}
+
+std::int64_t split_slot_floats(const fusion::FusionProgram& program, const KernelConfig& config) {
+  return std::int64_t{gemm_count(program)} * config.unit_m() * config.unit_n();
 }
 
 std::string describe(const KernelConfig& c) {

@@ -100,6 +100,10 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
 int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
              const fusion::ProblemShape& problem);
 
+// The floats one epilogue unit's split-K slot holds: every GEMM's unit_m x unit_n
+// accumulators (kernels/split_k.cuh).
+std::int64_t split_slot_floats(const fusion::FusionProgram& program, const KernelConfig& config);
+
 // "tile 128x256x64 (2 consumers of 64x256), cluster 2x1 (B multicast), 4 stages, persistent
 // grid, grouped tile order, direct-store epilogue".
 std::string describe(const KernelConfig& config);

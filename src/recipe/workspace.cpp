@@ -1,7 +1,5 @@
 #include "recipe/workspace.h"
 
-#include <algorithm>
-
 #include "graph/checked_math.h"
 #include "recipe/call_view.h"
 #include "recipe/kernel_config.h"
@@ -81,11 +79,8 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
                          : 1;
   if (splits > 1) {
     const std::uint64_t units = mul(mul(grid[0], grid[1]), grid[2]);
-    const auto gemms =
-        static_cast<std::uint64_t>(std::max<std::size_t>(1, recipe.program->gemms.size()));
-    const std::uint64_t slot_floats =
-        mul(gemms, static_cast<std::uint64_t>(recipe.config.unit_m()) *
-                       static_cast<std::uint64_t>(recipe.config.unit_n()));
+    const auto slot_floats =
+        static_cast<std::uint64_t>(split_slot_floats(*recipe.program, recipe.config));
     layout.split.splits = splits;
     layout.split.counters_bytes = bytes;
     bytes = round_up(add(bytes, mul(units, sizeof(std::uint64_t))));
