@@ -14,9 +14,12 @@
 //   beside the cost model's pick; a full run ends with the headline cases again, "(again)", for the
 //   spread
 // A run starts with five seconds of 8192^3 (not recorded), so the first rows meet a warm chip.
-// Usage: device_throughput [CSV path] [--quick] [--only TEXT] [--compile-only SM_COUNT].
-// --only runs the cases whose label contains TEXT (for a profiler); --compile-only builds
-// every plan on the compile-only device (no GPU needed) to warm FUSEDGEMM_CACHE_DIR.
+// Usage: device_throughput [CSV path] [--quick] [--only TEXT] [--warm-up SECONDS]
+//        [--compile-only SM_COUNT].
+// --only runs the cases whose label contains TEXT, or any of TEXT's '|'-separated parts;
+// --warm-up sets the warm-up's seconds (0: none, so a profiler's first launches are the
+// cases'); --compile-only builds every plan on the compile-only device (no GPU needed) to
+// warm FUSEDGEMM_CACHE_DIR.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -390,12 +393,23 @@ struct Bench {
     return plan.value();
   }
 
+  // Whether --only names this case: any of its '|'-separated texts in the case's label.
+  bool selected(const std::string& label) const {
+    if (only.empty()) return true;
+    for (std::size_t from = 0; from <= only.size();) {
+      const std::size_t bar = std::min(only.find('|', from), only.size());
+      const std::string text = only.substr(from, bar - from);
+      if (!text.empty() && label.find(text) != std::string::npos) return true;
+      from = bar + 1;
+    }
+    return false;
+  }
+
   void run(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& label = "",
            const KernelTuning& tuning = {}) {
     const std::string name = label.empty() ? kind_name(kind) : label;
-    if (!only.empty() &&
-        (name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k))
-                .find(only) == std::string::npos) {
+    if (warm_up_seconds == 0 && !selected(name + " " + std::to_string(m) + "x" + std::to_string(n) +
+                                          "x" + std::to_string(k))) {
       return;
     }
     Graph g = make_graph(kind, m, n, k);
@@ -538,6 +552,7 @@ int main(int argc, char** argv) {
   std::string csv_path;
   bool quick = false;
   int compile_only_sms = 0;
+  double warm_up = 5;
   Bench bench;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -545,6 +560,8 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (arg == "--only" && i + 1 < argc) {
       bench.only = argv[++i];
+    } else if (arg == "--warm-up" && i + 1 < argc) {
+      warm_up = std::atof(argv[++i]);
     } else if (arg == "--compile-only" && i + 1 < argc) {
       compile_only_sms = std::atoi(argv[++i]);
     } else {
@@ -594,8 +611,8 @@ int main(int argc, char** argv) {
   };
   // Five seconds of the largest square first, so the first rows meet the chip as the later
   // ones do: warm, at its power cap (METHOD.md: warm up first).
-  if (!bench.compile_only && bench.only.empty()) {
-    bench.warm_up_seconds = 5;
+  if (!bench.compile_only && warm_up > 0) {
+    bench.warm_up_seconds = warm_up;
     bench.run(Kind::kPlain, 8192, 8192, 8192);
     bench.warm_up_seconds = 0;
   }
@@ -624,8 +641,22 @@ int main(int argc, char** argv) {
     bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 64x256 ping-pong cluster 2x1",
               tuned(64, 256, 2, 1, false, true));
   }
+  // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
+  // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
+  for (const std::int64_t k : {1024, 8192}) {
+    bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 128x128 cluster 2x1",
+              tuned(128, 128, 2, 1));
+    bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 64x128 ping-pong cluster 2x1",
+              tuned(64, 128, 2, 1, false, true));
+  }
+  bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 split N cluster 2x1",
+            tuned(64, 128, 2, 1));
+  bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 ping-pong cluster 2x1",
+            tuned(64, 128, 2, 1, false, true));
   bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x256 cluster 2x1",
             tuned(64, 256, 2, 1, false, true));
+  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x128 cluster 2x1",
+            tuned(64, 128, 2, 1, false, true));
   bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 128x128 cluster 2x1",
             tuned(128, 128, 2, 1, false, true));
   bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x128 cluster 2x1",
@@ -651,7 +682,15 @@ int main(int argc, char** argv) {
       bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 cluster 1x2", tuned(64, 256, 1, 2));
       bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 no cluster", tuned(64, 256, 1, 1));
       bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 no cluster", tuned(64, 128, 1, 1));
+      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 split N cluster 1x2",
+                tuned(64, 128, 1, 2));
+      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 ping-pong cluster 1x2",
+                tuned(64, 128, 1, 2, false, true));
     }
+    bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 split N cluster 2x1",
+              tuned(64, 128, 2, 1));
+    bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 ping-pong cluster 2x1",
+              tuned(64, 128, 2, 1, false, true));
     headline(" (again)");
   }
   if (!csv_path.empty() && !bench.compile_only) {

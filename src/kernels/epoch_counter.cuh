@@ -4,7 +4,8 @@
 // (kernels/split_k.cuh). Device code; no host headers (NVRTC).
 //
 // A counter word is (epoch << kCounterCountBits) | arrivals. 24 bits of count hold a group
-// of up to 2^24 - 1 arrivals (the workspace rule refuses larger groups); the 40 bits of
+// of up to 2^24 - 2 arrivals (kCounterMaxGroup; the workspace rule refuses larger groups,
+// recipe/workspace.h kMaxTapGroupCtas); the 40 bits of
 // epoch are the launch's KernelArgs::epoch, which the plan starts at a random value and
 // advances by one per execute that uses counters.
 //
@@ -19,8 +20,6 @@
 // days at 3 us each); for another plan or arbitrary bytes, a 2^-40 chance per word and launch.
 #pragma once
 
-#include "kernels/ptx/global.cuh"  // ld_relaxed_gpu
-
 namespace fusedgemm::kernels {
 
 inline constexpr int kCounterCountBits = 24;
@@ -28,21 +27,44 @@ inline constexpr unsigned long long kCounterCountMask = (1ull << kCounterCountBi
 inline constexpr unsigned long long kCounterEpochMask = (1ull << (64 - kCounterCountBits)) - 1ull;
 
 // One arrival on a group's counter; true for the group's last (the `size`-th) arrival.
-// The caller orders its stores before it (fence, then barrier) and its reads of the others'
-// stores after it (fence), as tap_arrive_all and split_k_reduce do.
+// The caller orders its stores before it and its reads of the others' stores after it (a
+// fence on each side), as tap_arrive_all and SplitK::reduce do.
+//
+// The arrival adds 1 first, one L2 round trip: a word already this launch's (its epoch, a
+// count below the size) only grows by this launch's arrivals, one each, so that add counts.
+// An add that finds a word of the past (another epoch, or this epoch's count complete: a
+// replayed graph) does not count; that arrival restarts the word at a count of 1 by
+// compare-and-swap, or, where another arrival restarted it first, adds again. Of the
+// arrivals that find the past at once one restarts and the others add: none retries more
+// than twice. (A compare-and-swap per arrival retried once per arrival that beat it, and
+// a row tap's group arrives within microseconds.)
+//
+// An add on a word of the past leaves it of the past: a completed word's count is at most
+// kCounterMaxGroup, so the add never carries into the epoch.
+inline constexpr long long kCounterMaxGroup = static_cast<long long>(kCounterCountMask) - 1;
+
+// Whether a counter word holds a count of this launch (epoch tag `tag`) still below `size`.
+__device__ __forceinline__ bool epoch_counting(unsigned long long value, unsigned long long tag,
+                                               long long size) {
+  return (value >> kCounterCountBits) == tag &&
+         static_cast<long long>(value & kCounterCountMask) < size;
+}
+
 __device__ __forceinline__ bool epoch_arrive(unsigned long long* word, unsigned long long epoch,
                                              long long size) {
   const unsigned long long tag = epoch & kCounterEpochMask;
-  unsigned long long seen = ptx::ld_relaxed_gpu(word);
-  for (;;) {
-    const unsigned long long count = seen & kCounterCountMask;
-    const bool this_launch = (seen >> kCounterCountBits) == tag && count < size;
-    const unsigned long long next =
-        (tag << kCounterCountBits) | (this_launch ? count + 1ull : 1ull);
-    const unsigned long long prev = atomicCAS(word, seen, next);
-    if (prev == seen) return static_cast<long long>(next & kCounterCountMask) == size;
-    seen = prev;
+  unsigned long long before = atomicAdd(word, 1ull);
+  unsigned long long seen = before + 1ull;  // the word as this add left it
+  while (!epoch_counting(before, tag, size)) {
+    const unsigned long long prev = atomicCAS(word, seen, (tag << kCounterCountBits) | 1ull);
+    if (prev == seen) return size == 1;
+    if (epoch_counting(prev, tag, size)) {
+      before = atomicAdd(word, 1ull);
+    } else {
+      seen = prev;
+    }
   }
+  return static_cast<long long>(before & kCounterCountMask) + 1 == size;
 }
 
 }  // namespace fusedgemm::kernels

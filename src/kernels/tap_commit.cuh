@@ -188,9 +188,9 @@ __device__ __forceinline__ void tap_publish(const KernelArgs& args, int param,
 // Memory order (the CUDA Programming Guide's threadfence reduction):
 //  1. every thread fences (__threadfence, fence.sc.gpu) after its partial stores, then the
 //     warpgroup meets at the barrier: all of the CTA's partials are ordered before
-//  2. the arrivals (device-scope compare-and-swap). A counter's modification order puts
-//     every other CTA's arrival, each preceded by that CTA's fenced stores, before the
-//     arrival that completes the group.
+//  2. the arrivals (device-scope atomics, kernels/epoch_counter.cuh). A counter's
+//     modification order puts every other CTA's arrival, each preceded by that CTA's fenced
+//     stores, before the arrival that completes the group.
 //  3. Each arriving lane fences again; warp 0 meets (__ballot_sync after __syncwarp) and
 //     lane 0 publishes the mask through shared memory and the barrier, so every thread of a
 //     last CTA reads the partials after all of the group's stores; those reads are

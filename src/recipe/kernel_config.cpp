@@ -88,13 +88,17 @@ struct TileShape {
 // Candidates, largest first; a tie keeps the earlier one, so 64-row tiles (both consumers
 // on rows a small M has) come before 128x64, a split tile before a ping-pong one, and the
 // wider ping-pong unit (fewer operand bytes per MMA; measured 0.94-1.01 of cuBLASLt where
-// 128x128 measured 0.89-0.97, docs/PERF.md run 7) before the squarer one.
+// 128x128 measured 0.89-0.97, docs/PERF.md run 7) before the squarer one. Ping-pong 64x128
+// is the one ping-pong unit two GEMMs fit (64 accumulators each): a gated MLP's epilogue
+// then hides behind the other consumer's MMAs, as a GELU's does at 64x256; and where a CTA
+// runs one unit (a decode-size M, one wave of small tiles) one consumer reads A once where
+// two column halves read it twice.
 constexpr TileShape kTiles[] = {
     {128, 256, ConsumerSplit::kM},        {256, 128, ConsumerSplit::kM},
     {128, 192, ConsumerSplit::kM},        {128, 128, ConsumerSplit::kM},
     {64, 256, ConsumerSplit::kN},         {64, 128, ConsumerSplit::kN},
     {128, 64, ConsumerSplit::kM},         {64, 256, ConsumerSplit::kPingPong},
-    {128, 128, ConsumerSplit::kPingPong},
+    {128, 128, ConsumerSplit::kPingPong}, {64, 128, ConsumerSplit::kPingPong},
 };
 
 std::string_view split_name(ConsumerSplit split) {

@@ -45,10 +45,13 @@ struct Variant {
 // What the generator emits beyond the examples' own shapes: the other operand majors, a
 // small M, a batch; block-scaled fp8 (64-row units: acc and the K block's partial sum share
 // the registers) with a ragged K tail and batch, and at M = 1; and every flavor at the LLM
-// sizes the benchmarks run, where the large tiles (128 accumulators per consumer) are taken.
+// sizes the benchmarks run, where the large tiles (128 accumulators per consumer) are taken,
+// and at a short K and a decode-size M, where ping-pong 64x128 is (two GEMMs' accumulators,
+// taps, quantized outputs; a split K).
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> kTable = [] {
-    reference::ProblemOverride majors, small_m, batched, scaled_ragged, scaled_m1, large, mlp;
+    reference::ProblemOverride majors, small_m, batched, scaled_ragged, scaled_m1, large, mlp,
+        short_k, decode;
     majors.a_k_major = false;
     majors.b_k_major = false;
     small_m.m = 64;
@@ -57,6 +60,8 @@ const std::vector<Variant>& variants() {
     scaled_m1 = {1, 1, 256, 384, {}, {}};
     large = {1, 4096, 4096, 4096, {}, {}};
     mlp = {1, 4096, 11008, 4096, {}, {}};
+    short_k = {1, 8192, 8192, 1024, {}, {}};
+    decode = {1, 16, 4096, 4096, {}, {}};
     std::vector<Variant> table{
         {"MMajorANMajorB", "plain.json", majors},
         {"SmallM", "plain.json", small_m},
@@ -70,6 +75,13 @@ const std::vector<Variant>& variants() {
          {"plain", "aux_bias", "batched", "block_scaled_fp8", "dual_gemm", "epilogue",
           "fp8_per_tensor", "gated_mlp", "multi_output", "quantized_output", "taps", "taps_only"}) {
       table.push_back({std::string(file) + "_4096", std::string(file) + ".json", large});
+    }
+    for (const char* file : {"gated_mlp", "dual_gemm", "taps", "quantized_output"}) {
+      table.push_back(
+          {std::string(file) + "_8192x8192x1024", std::string(file) + ".json", short_k});
+    }
+    for (const char* file : {"plain", "taps", "aux_bias"}) {
+      table.push_back({std::string(file) + "_16x4096x4096", std::string(file) + ".json", decode});
     }
     return table;
   }();

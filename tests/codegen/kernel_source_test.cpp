@@ -57,6 +57,8 @@ struct GemmCase {
 // The H200's multiprocessors (the device the tests' expectations are read on).
 constexpr int kH200Multiprocessors = 132;
 
+using test::kKernelShapes;
+using test::KernelShape;
 using test::pinned_tuning;
 
 Tensor input(Graph& g, const std::string& name, Dimv dims, DataType type, Dimv strides) {
@@ -251,26 +253,11 @@ INSTANTIATE_TEST_SUITE_P(KernelSource, KernelSourceCompiles, ::testing::ValuesIn
 // fp8 with A multicast.
 const std::vector<GemmCase>& tile_cases() {
   static const std::vector<GemmCase> kCases = [] {
-    struct Shape {
-      const char* name;
-      int tile_m, tile_n;
-      bool split_n;
-      bool ping_pong = false;
-    };
-    const Shape shapes[] = {{"128x256", 128, 256, false},      {"256x128", 256, 128, false},
-                            {"128x192", 128, 192, false},      {"128x128", 128, 128, false},
-                            {"64x256n", 64, 256, true},        {"128x64", 128, 64, false},
-                            {"64x128n", 64, 128, true},        {"128x128pp", 128, 128, false, true},
-                            {"64x256pp", 64, 256, false, true}};
     std::vector<GemmCase> cases;
-    for (const Shape& t : shapes) {
-      const auto pin = [&](int cluster_m, int cluster_n) {
-        return pinned_tuning(t.tile_m, t.tile_n, t.split_n, cluster_m, cluster_n, std::nullopt,
-                             t.ping_pong);
-      };
-      const KernelTuning one = pin(1, 1);
-      const KernelTuning along_m = pin(2, 1);
-      const KernelTuning along_n = pin(1, 2);
+    for (const KernelShape& t : kKernelShapes) {
+      const KernelTuning one = pinned_tuning(t, 1, 1);
+      const KernelTuning along_m = pinned_tuning(t, 2, 1);
+      const KernelTuning along_n = pinned_tuning(t, 1, 2);
       const std::string name = t.name;
       cases.push_back({.name = "bf16_kk_" + name, .m = 512, .n = 512, .k = 256, .tuning = one});
       // 128x192 and 128x64 split B into parts of 96 and 32 columns: not whole 64-column

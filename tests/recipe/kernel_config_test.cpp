@@ -50,7 +50,6 @@ struct Choice {
 // What the model picks for the H200 and why, shape by shape.
 TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
   constexpr auto kM = ConsumerSplit::kM;
-  constexpr auto kN = ConsumerSplit::kN;
   constexpr auto kP = ConsumerSplit::kPingPong;
   const std::vector<Choice> cases = {
       // Many waves of long tiles: ping-pong 64x256 (the widest unit, each epilogue hidden
@@ -75,12 +74,18 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       // So does a tap's once-a-tile fence and arrival (~2 us): GEMM + row taps at K = 1024
       // measured 0.90 of the unfused sequence in ping-pong, 0.80 on 128x256 (run 14).
       {Flavor::kTapsRow, {.m = 8192, .n = 8192, .k = 1024}, 64, 256, kP, 1, 1},
-      // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones.
-      {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kN, 2, 1},
-      // A decode-size M: 64-row tiles, the consumers split the columns.
-      {Flavor::kPlain, {.m = 16, .n = 4096, .k = 4096}, 64, 128, kN, 1, 2},
-      // Two GEMMs: both accumulators of 64x128 units fit 128 registers.
+      // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones,
+      // each CTA's one tile read by one consumer (A once, not once per column half).
+      {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kP, 2, 1},
+      // A decode-size M: 64-row tiles, A shared by the cluster's pair of column tiles.
+      {Flavor::kPlain, {.m = 16, .n = 4096, .k = 4096}, 64, 128, kP, 1, 2},
+      {Flavor::kPlain, {.m = 128, .n = 11008, .k = 4096}, 128, 128, kM, 1, 2},
+      // Two GEMMs: both accumulators of 64x128 units fit 128 registers; at long K the
+      // consumers share 128x128 tiles...
       {Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096}, 128, 128, kM, 2, 1},
+      // ...at short K the silu * mul epilogue is a large share of a tile and hides behind
+      // the other consumer's MMAs in ping-pong.
+      {Flavor::kGatedMlp, {.m = 8192, .n = 8192, .k = 1024}, 64, 128, kP, 2, 1},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(test::to_string(c.flavor)) + ": " + test::to_string(c.shape));

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -31,24 +32,9 @@
 namespace fusedgemm::test {
 namespace {
 
-struct Shape {
-  const char* name;
-  int tile_m, tile_n;
-  bool split_n;
-  bool ping_pong = false;
-};
-constexpr Shape kShapes[] = {
-    {"128x256", 128, 256, false},      {"256x128", 256, 128, false},
-    {"128x192", 128, 192, false},      {"128x128", 128, 128, false},
-    {"64x256n", 64, 256, true},        {"64x128n", 64, 128, true},
-    {"128x64", 128, 64, false},        {"128x128pp", 128, 128, false, true},
-    {"64x256pp", 64, 256, false, true}};
-constexpr const Shape& kPingPong128 = kShapes[7];
-
-KernelTuning pinned(const Shape& s, int cluster_m, int cluster_n) {
-  return pinned_tuning(s.tile_m, s.tile_n, s.split_n, cluster_m, cluster_n, std::nullopt,
-                       s.ping_pong);
-}
+constexpr const KernelShape& kColumnHalves64x128 = kKernelShapes[5];
+constexpr const KernelShape& kPingPong128 = kKernelShapes[7];
+constexpr const KernelShape& kPingPong64x128 = kKernelShapes[9];
 
 class KernelShapeGpu : public OnGpu<> {
  protected:
@@ -101,7 +87,7 @@ TEST_F(KernelShapeGpu, EveryShapeAndClusterComputesEveryFlavor) {
                            Flavor::kBlockScaled, Flavor::kQuantized};
   std::uint64_t seed = 100;
   int ran = 0, refused = 0, turn = 0;
-  for (const Shape& s : kShapes) {
+  for (const KernelShape& s : kKernelShapes) {
     for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
       // The next flavor this shape and cluster take (one the kernel refuses passes its turn
       // on, so every flavor runs).
@@ -111,19 +97,19 @@ TEST_F(KernelShapeGpu, EveryShapeAndClusterComputesEveryFlavor) {
         auto fg = make_flavor_graph(flavor, shape);
         ASSERT_TRUE(fg) << fg.status().message();
         other_ran = run(fmt::format("{} {} cluster {}x{}", to_string(flavor), s.name, cm, cn),
-                        fg.value(), pinned(s, cm, cn), seed++);
+                        fg.value(), pinned_tuning(s, cm, cn), seed++);
         (other_ran ? ran : refused)++;
       }
       auto plain = make_flavor_graph(Flavor::kPlain, shape);
       ASSERT_TRUE(plain) << plain.status().message();
       EXPECT_TRUE(run(fmt::format("plain {} cluster {}x{}", s.name, cm, cn), plain.value(),
-                      pinned(s, cm, cn), seed++));
+                      pinned_tuning(s, cm, cn), seed++));
       ++ran;
     }
   }
   std::printf("  %d shape x cluster x flavor cases ran, %d refused by kernel_tuning\n", ran,
               refused);
-  EXPECT_GE(ran, 2 * 9 * 3);
+  EXPECT_GE(ran, 2 * static_cast<int>(std::size(kKernelShapes)) * 3);
 }
 
 // More tiles than CTAs: each CTA runs several tiles through one ring (phases carried across
@@ -137,7 +123,7 @@ TEST_F(KernelShapeGpu, CtasRunManyTiles) {
       ASSERT_TRUE(fg) << fg.status().message();
       // 64x128 tiles: 3 x 16 x 8 = 384 tiles on at most 132 CTAs.
       EXPECT_TRUE(run(fmt::format("{} 64x128n cluster {}x{}", to_string(flavor), cm, cn),
-                      fg.value(), pinned(kShapes[5], cm, cn), seed++));
+                      fg.value(), pinned_tuning(kColumnHalves64x128, cm, cn), seed++));
     }
   }
 }
@@ -163,7 +149,7 @@ TEST_F(KernelShapeGpu, PingPongComputesEveryFlavor) {
       auto fg = make_flavor_graph(flavor, shape);
       ASSERT_TRUE(fg) << fg.status().message();
       ran += run(fmt::format("{} 128x128 ping-pong cluster {}x{}", to_string(flavor), cm, cn),
-                 fg.value(), pinned(kPingPong128, cm, cn), seed++);
+                 fg.value(), pinned_tuning(kPingPong128, cm, cn), seed++);
     }
   }
   for (const auto& [m, k] : {std::pair<std::int64_t, std::int64_t>{520, 8},
@@ -174,9 +160,26 @@ TEST_F(KernelShapeGpu, PingPongComputesEveryFlavor) {
     auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 1, .m = m, .n = 600, .k = k});
     ASSERT_TRUE(fg) << fg.status().message();
     ran += run(fmt::format("plain M {} K {} 128x128 ping-pong", m, k), fg.value(),
-               pinned(kPingPong128, 2, 1), seed++);
+               pinned_tuning(kPingPong128, 2, 1), seed++);
   }
   EXPECT_GE(ran, 30);
+}
+
+// Ping-pong 64x128, the one ping-pong unit two GEMMs fit: the gated MLP and the flavors
+// whose epilogues it hides, many tiles per CTA (3 x 16 x 8 = 384), alone and in pairs.
+TEST_F(KernelShapeGpu, PingPong64x128ComputesTwoGemmsAndHeavyEpilogues) {
+  std::uint64_t seed = 650;
+  int ran = 0;
+  for (const Flavor flavor : {Flavor::kGatedMlp, Flavor::kEpilogue, Flavor::kTapsRow,
+                              Flavor::kTapsColumn, Flavor::kQuantized}) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+      auto fg = make_flavor_graph(flavor, {.batch = 3, .m = 1000, .n = 1008, .k = 272});
+      ASSERT_TRUE(fg) << fg.status().message();
+      ran += run(fmt::format("{} 64x128 ping-pong cluster {}x{}", to_string(flavor), cm, cn),
+                 fg.value(), pinned_tuning(kPingPong64x128, cm, cn), seed++);
+    }
+  }
+  EXPECT_EQ(ran, 15);
 }
 
 // K of 1 step to 3 x stages steps (the 128x256 ring holds 4 stages), and K tails.
@@ -187,7 +190,7 @@ TEST_F(KernelShapeGpu, KFromOneStepToThreeRings) {
       auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 1, .m = 520, .n = 600, .k = k});
       ASSERT_TRUE(fg) << fg.status().message();
       EXPECT_TRUE(run(fmt::format("plain K {} cluster {}x{}", k, cm, cn), fg.value(),
-                      pinned(kShapes[0], cm, cn), seed++));
+                      pinned_tuning(kKernelShapes[0], cm, cn), seed++));
     }
   }
 }
@@ -199,11 +202,11 @@ TEST_F(KernelShapeGpu, KFromOneStepToThreeRings) {
 TEST_F(KernelShapeGpu, StoresThroughTmaOrDirectlyByTheCallsLayout) {
   std::uint64_t seed = 700;
   for (const std::int64_t n : {600, 604}) {
-    for (const auto& shape : kShapes) {
+    for (const KernelShape& shape : kKernelShapes) {
       auto fg = make_flavor_graph(Flavor::kPlain, {.batch = 2, .m = 333, .n = n, .k = 200});
       ASSERT_TRUE(fg) << fg.status().message();
       EXPECT_TRUE(run(fmt::format("plain N {} tile {}", n, shape.name), fg.value(),
-                      pinned(shape, 1, 1), seed++));
+                      pinned_tuning(shape, 1, 1), seed++));
     }
   }
 }

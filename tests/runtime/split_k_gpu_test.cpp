@@ -120,7 +120,8 @@ TEST_F(SplitKGpu, EveryFlavorSplitsAtDecodeSizeM) {
 }
 
 // Pinned tiles and clusters (row halves, column halves, multicast along M and N) with a
-// ragged M, N and K, so a tile's units cover K steps of different counts. Kernels whose
+// ragged M, N and K, so a tile's units cover K steps of different counts (ping-pong 64x128:
+// the two consumers take alternate splits of a tile). Kernels whose
 // consumers hold 128 accumulators (128x256, ping-pong 64x256) never split, and compute the
 // call unsplit with the same workspace.
 TEST_F(SplitKGpu, PinnedShapesAndClustersSplit) {
@@ -132,7 +133,8 @@ TEST_F(SplitKGpu, PinnedShapesAndClustersSplit) {
   constexpr Shape kShapes[] = {
       {"128x128", 128, 128, false, false, true},  {"64x128n", 64, 128, true, false, true},
       {"64x256n", 64, 256, true, false, true},    {"128x64", 128, 64, false, false, true},
-      {"128x256", 128, 256, false, false, false}, {"64x256pp", 64, 256, false, true, false}};
+      {"128x256", 128, 256, false, false, false}, {"64x256pp", 64, 256, false, true, false},
+      {"64x128pp", 64, 128, false, true, true}};
   std::uint64_t seed = 950;
   for (const Shape& s : kShapes) {
     for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
