@@ -57,8 +57,8 @@ struct GemmCase {
 // The H200's multiprocessors (the device the tests' expectations are read on).
 constexpr int kH200Multiprocessors = 132;
 
-using test::kKernelShapes;
 using test::KernelShape;
+using test::kKernelShapes;
 using test::pinned_tuning;
 
 Tensor input(Graph& g, const std::string& name, Dimv dims, DataType type, Dimv strides) {
