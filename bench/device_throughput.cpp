@@ -666,6 +666,8 @@ int main(int argc, char** argv) {
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 no cluster", tuned(128, 256, 1, 1));
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x128 ping-pong cluster 2x1",
               tuned(128, 128, 2, 1, false, true));
+    bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 64x256 ping-pong cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
   }
   if (!quick) {
     for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {

@@ -191,12 +191,27 @@ double pointwise_slots(PointwiseMode mode) {
   }
 }
 
+// Loads of an aux input per output element: the epilogue reads a scalar once per unit and a
+// vector once per value its 8-element load batch needs (kernels/epilogue_access.cuh,
+// AuxRows::twin): a batch spans 2 rows and 4 columns of the fragment.
+double aux_loads_per_element(fusion::Broadcast broadcast) {
+  switch (broadcast) {
+    case fusion::Broadcast::kScalar: return 0;
+    case fusion::Broadcast::kRow: return 2.0 / 8.0;
+    case fusion::Broadcast::kColumn: return 4.0 / 8.0;
+    case fusion::Broadcast::kFull: return 1;
+  }
+  return 1;
+}
+
 // Issue slots per output element of the whole epilogue: its DAG, roundings, stores and taps.
 double epilogue_slots(const fusion::FusionProgram& program) {
   double slots = 0;
   for (const auto& node : program.epilogue) {
     if (node.op == fusion::EpilogueOp::kPointwise) slots += pointwise_slots(node.pointwise.mode);
-    if (node.op == fusion::EpilogueOp::kAuxLoad) slots += kAuxLoadSlots;
+    if (node.op == fusion::EpilogueOp::kAuxLoad) {
+      slots += kAuxLoadSlots * aux_loads_per_element(program.aux[node.aux].broadcast);
+    }
     if (node.round_to != DataType::kFloat32) slots += 1;
   }
   return slots + kStoreSlots * static_cast<double>(program.outputs.size()) +

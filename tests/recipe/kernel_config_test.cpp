@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
+#include "fusedgemm/graph_json.h"
 #include "fusion/analyze.h"
+#include "reference/resize.h"
 #include "support/flavor_graphs.h"
 
 namespace fusedgemm::recipe {
@@ -99,6 +102,26 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
     EXPECT_EQ(config.threads, 384);
     EXPECT_EQ(config.sm_count, kH200Multiprocessors);
   }
+}
+
+// A scalar aux is read once per unit, so it costs a tile nothing per element: fp8 with
+// per-tensor scales (two scalar multiplies) at 4096^3 takes 128x256 as plain bf16 does
+// (measured 0.90-0.95 of cuBLASLt fp8 where ping-pong 64x256 measured 0.87-0.88 in the same
+// runs, docs/PERF.md run 21). Charged per element as a full aux, the scales tipped it to
+// ping-pong.
+TEST(KernelConfig, ScalarAuxCostsNothingPerElement) {
+  auto graph = load_graph(std::string(FUSEDGEMM_EXAMPLES_DIR) + "/fp8_per_tensor.json");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate().is_ok());
+  const Status resized = reference::resize_graph(graph.value(), {1, 4096, 4096, 4096, {}, {}});
+  ASSERT_TRUE(resized.is_ok()) << resized.message();
+  ASSERT_TRUE(graph->validate().is_ok());
+  auto analysis = fusion::analyze(graph.value());
+  ASSERT_TRUE(analysis) << analysis.status().message();
+  const KernelConfig config = chosen(analysis->program, kH200Multiprocessors);
+  EXPECT_EQ(config.tile_m, 128) << describe(config);
+  EXPECT_EQ(config.tile_n, 256) << describe(config);
+  EXPECT_EQ(config.split, ConsumerSplit::kM) << describe(config);
 }
 
 // The multiprocessor count is the device's: fewer SMs fill with fewer, larger tiles.
