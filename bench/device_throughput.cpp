@@ -561,7 +561,12 @@ int main(int argc, char** argv) {
     } else if (arg == "--only" && i + 1 < argc) {
       bench.only = argv[++i];
     } else if (arg == "--warm-up" && i + 1 < argc) {
-      warm_up = std::atof(argv[++i]);
+      // Seconds of 0 to 600 (a whole number or not); anything else is a usage error.
+      const char* text = argv[++i];
+      char* end = nullptr;
+      warm_up = std::strtod(text, &end);
+      CHECK(end != text && *end == '\0' && warm_up >= 0 && warm_up <= 600,
+            "--warm-up SECONDS: a number from 0 to 600");
     } else if (arg == "--compile-only" && i + 1 < argc) {
       compile_only_sms = std::atoi(argv[++i]);
     } else {

@@ -42,7 +42,6 @@ struct TileIndex {
   long long batch;
   long long m;  // tile row: rows [m * TileM, (m + 1) * TileM)
   long long n;  // tile column
-  int split;    // which share of K (0 without split K)
 };
 
 // The K steps [begin, end) of one work unit.
@@ -83,7 +82,6 @@ struct TileScheduler {
   // (0 <= u < total).
   FG_HOST_DEVICE TileIndex tile(long long u, int rank) const {
     const long long t = u / splits;  // the cluster tile
-    const int split = static_cast<int>(u - t * splits);
     const long long batch = t / per_batch;
     const long long in_batch = t - batch * per_batch;
     const long long band_tiles = group * cols;
@@ -93,16 +91,16 @@ struct TileScheduler {
     const long long in_band = in_batch - band * band_tiles;
     const long long row = first_row + in_band % band_rows;
     const long long col = in_band / band_rows;
-    return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM, split};
+    return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM};
   }
 
-  // Which split of its tile work unit `u` is (tile(u, rank).split).
+  // Which split of its tile work unit `u` is (the same for every CTA of its cluster).
   FG_HOST_DEVICE int split_of(long long u) const { return static_cast<int>(u % splits); }
 
   // The K steps of work unit `u` out of the problem's `steps`; none past the last unit.
   FG_HOST_DEVICE KSteps k_steps(long long u, int steps) const {
     if (u >= total) return {0, 0};
-    const long long split = u % splits;
+    const long long split = split_of(u);
     return {static_cast<int>(split * steps / splits),
             static_cast<int>((split + 1) * steps / splits)};
   }

@@ -46,10 +46,8 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
       }
       for (int rank = 0; rank < ClusterM * ClusterN; ++rank) {
         const TileIndex tile = tiles.tile(t, rank);
-        // A cluster's CTAs share the batch, the split, and the tile row or column they
-        // multicast.
+        // A cluster's CTAs share the batch and the tile row or column they multicast.
         EXPECT_EQ(tile.batch, first.batch);
-        EXPECT_EQ(tile.split, first.split);
         if (ClusterM > 1) {
           EXPECT_EQ(tile.n, first.n);
         }
@@ -123,7 +121,7 @@ TEST(TileScheduler, SplitsEveryTilesKStepsOnce) {
   ASSERT_EQ(tiles.total, 8);
   for (int u = 0; u < 8; ++u) {
     EXPECT_EQ(tiles.tile(u, 0).n, u / 4) << u;
-    EXPECT_EQ(tiles.tile(u, 0).split, u % 4) << u;
+    EXPECT_EQ(tiles.split_of(u), u % 4) << u;
   }
   EXPECT_EQ(tiles.k_steps(1, 10).begin, 2);
   EXPECT_EQ(tiles.k_steps(1, 10).end, 5);
