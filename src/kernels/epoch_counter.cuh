@@ -4,8 +4,7 @@
 // (kernels/split_k.cuh). Device code; no host headers (NVRTC).
 //
 // A counter word is (epoch << kCounterCountBits) | arrivals. 24 bits of count hold a group
-// of up to 2^24 - 2 arrivals (kCounterMaxGroup; the workspace rule refuses larger groups,
-// recipe/workspace.h kMaxTapGroupCtas); the 40 bits of
+// of up to 2^24 - 2 arrivals (kCounterMaxGroup, kernels/kernel_args.h); the 40 bits of
 // epoch are the launch's KernelArgs::epoch, which the plan starts at a random value and
 // advances by one per execute that uses counters.
 //
@@ -20,9 +19,10 @@
 // days at 3 us each); for another plan or arbitrary bytes, a 2^-40 chance per word and launch.
 #pragma once
 
+#include "kernels/kernel_args.h"  // kCounterCountBits, kCounterMaxGroup
+
 namespace fusedgemm::kernels {
 
-inline constexpr int kCounterCountBits = 24;
 inline constexpr unsigned long long kCounterCountMask = (1ull << kCounterCountBits) - 1ull;
 inline constexpr unsigned long long kCounterEpochMask = (1ull << (64 - kCounterCountBits)) - 1ull;
 
@@ -41,7 +41,8 @@ inline constexpr unsigned long long kCounterEpochMask = (1ull << (64 - kCounterC
 //
 // An add on a word of the past leaves it of the past: a completed word's count is at most
 // kCounterMaxGroup, so the add never carries into the epoch.
-inline constexpr long long kCounterMaxGroup = static_cast<long long>(kCounterCountMask) - 1;
+static_assert(kCounterMaxGroup == static_cast<long long>(kCounterCountMask) - 1,
+              "a completed count plus one more add must stay below the epoch's bits");
 
 // Whether a counter word holds a count of this launch (epoch tag `tag`) still below `size`.
 __device__ __forceinline__ bool epoch_counting(unsigned long long value, unsigned long long tag,

@@ -41,6 +41,13 @@ struct BufferArg {
   long long stride[3];
 };
 
+// The arrival counters of taps and split K (kernels/epoch_counter.cuh): a 64-bit word holds
+// a 24-bit count under the launch's epoch. A group of at most kCounterMaxGroup arrivals
+// never carries a completed count into the epoch; the workspace rule refuses a tap group
+// of more (recipe/call_rules_memory.cpp).
+inline constexpr int kCounterCountBits = 24;
+inline constexpr long long kCounterMaxGroup = (1ll << kCounterCountBits) - 2;
+
 // One tap's share of the workspace, in bytes from KernelArgs::workspace: one 64-bit arrival
 // counter per reduction group at `counters`, then at `partials` every group's slots, one per
 // CTA of the group, `slot_floats` floats apart (kernels/tap_commit.cuh).

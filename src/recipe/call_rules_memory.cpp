@@ -270,7 +270,10 @@ int workspace_violation(const Recipe&, const CallView& view) noexcept {
   const bool fits =
       view.workspace != nullptr && view.workspace_bytes >= needed.required_bytes &&
       reinterpret_cast<std::uintptr_t>(view.workspace) % kWorkspaceAlignmentBytes == 0;
-  return fits && needed.largest_group_ctas <= kMaxTapGroupCtas ? -1 : 0;
+  // A larger group would carry its count into the counter's epoch (kernels/epoch_counter.cuh).
+  const bool groups_fit =
+      needed.largest_group_ctas <= static_cast<std::uint64_t>(kernels::kCounterMaxGroup);
+  return fits && groups_fit ? -1 : 0;
 }
 
 std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
@@ -294,7 +297,7 @@ std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
       "warpgroup tiles) per tap reduction group",
       view.workspace_bytes, view.workspace, problem_str(view.layout->problem), taps,
       needed.required_bytes, needed.required_bytes, split, kWorkspaceAlignmentBytes,
-      kMaxTapGroupCtas);
+      kernels::kCounterMaxGroup);
 }
 
 }  // namespace fusedgemm::recipe::call_rules

@@ -30,9 +30,6 @@
 
 namespace fusedgemm::recipe {
 
-// The counter word keeps 24 bits of arrival count, and an arrival's first add must not carry
-// a completed count into the epoch (kernels/epoch_counter.cuh, kCounterMaxGroup).
-inline constexpr std::uint64_t kMaxTapGroupCtas = (std::uint64_t{1} << 24) - 2;
 // The workspace's base alignment: its counters are 64-bit words, its sections 16-byte
 // aligned.
 inline constexpr std::uint64_t kWorkspaceAlignmentBytes = 16;

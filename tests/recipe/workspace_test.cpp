@@ -132,14 +132,15 @@ TEST(Workspace, GrowsWithTheTiles) {
   }
 }
 
-// The workspace rule takes a tap reduction group of up to kMaxTapGroupCtas units and refuses
-// one more, naming the limit: a counter's 24-bit count must not carry a completed group's
-// first add into the epoch (kernels/epoch_counter.cuh). taps_full's [1, 1, 1] taps group
+// The workspace rule takes a tap reduction group of up to kernels::kCounterMaxGroup units and
+// refuses one more, naming the limit: a counter's 24-bit count must not carry a completed
+// group's first add into the epoch (kernels/epoch_counter.cuh). taps_full's [1, 1, 1] taps group
 // every 64x128 unit: 2^24 - 2 = (94 x 64) x (178481 x 128), 2^24 - 1 = (4095 x 64) x
 // (4097 x 128). The rule reads the layout and the given bytes only, so no memory is needed.
 TEST(Workspace, TapGroupsUpToTheCounterLimit) {
   const Recipe r = recipe_of(Flavor::kTapsFull, {.batch = 1, .m = 128, .n = 128, .k = 64});
-  EXPECT_EQ(kMaxTapGroupCtas, (std::uint64_t{1} << 24) - 2);
+  constexpr auto kLimit = static_cast<std::uint64_t>(kernels::kCounterMaxGroup);
+  EXPECT_EQ(kLimit, (std::uint64_t{1} << 24) - 2);
   alignas(16) static const std::uint8_t base[16] = {};
   for (const auto& [m, n, legal] :
        {std::tuple<std::int64_t, std::int64_t, bool>{94 * 64, 178481 * 128, true},
@@ -147,7 +148,7 @@ TEST(Workspace, TapGroupsUpToTheCounterLimit) {
     CallLayout layout;
     layout.problem = problem(1, m, n);
     layout.workspace = workspace_layout(r, layout.problem);
-    EXPECT_EQ(layout.workspace.largest_group_ctas, kMaxTapGroupCtas + (legal ? 0 : 1));
+    EXPECT_EQ(layout.workspace.largest_group_ctas, kLimit + (legal ? 0 : 1));
     CallView view;
     view.layout = &layout;
     view.workspace = base;  // aligned; its bytes are never read
@@ -156,8 +157,7 @@ TEST(Workspace, TapGroupsUpToTheCounterLimit) {
     EXPECT_EQ(violation, legal ? -1 : 0) << m << " x " << n;
     if (!legal) {
       const std::string why = call_rules::workspace_explain(r, view, violation);
-      EXPECT_NE(why.find(fmt::format("at most {} epilogue units", kMaxTapGroupCtas)),
-                std::string::npos)
+      EXPECT_NE(why.find(fmt::format("at most {} epilogue units", kLimit)), std::string::npos)
           << why;
     }
   }
