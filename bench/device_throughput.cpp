@@ -554,22 +554,37 @@ int main(int argc, char** argv) {
   int compile_only_sms = 0;
   double warm_up = 5;
   Bench bench;
+  // Every usage error exits with 2 and says what the option takes: a missing value is one
+  // (it is never read as the CSV path), so is an unknown option or a second path.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
       quick = true;
-    } else if (arg == "--only" && i + 1 < argc) {
+    } else if (arg == "--only") {
+      CHECK(i + 1 < argc, "--only TEXT: the text of the cases to run");
       bench.only = argv[++i];
-    } else if (arg == "--warm-up" && i + 1 < argc) {
-      // Seconds of 0 to 600 (a whole number or not); anything else is a usage error.
+    } else if (arg == "--warm-up") {
+      // Seconds of 0 to 600 (a whole number or not).
+      constexpr const char* kUsage = "--warm-up SECONDS: a number from 0 to 600";
+      CHECK(i + 1 < argc, kUsage);
       const char* text = argv[++i];
       char* end = nullptr;
       warm_up = std::strtod(text, &end);
-      CHECK(end != text && *end == '\0' && warm_up >= 0 && warm_up <= 600,
-            "--warm-up SECONDS: a number from 0 to 600");
-    } else if (arg == "--compile-only" && i + 1 < argc) {
-      compile_only_sms = std::atoi(argv[++i]);
+      CHECK(end != text && *end == '\0' && warm_up >= 0 && warm_up <= 600, kUsage);
+    } else if (arg == "--compile-only") {
+      constexpr const char* kUsage =
+          "--compile-only SM_COUNT: a multiprocessor count from 1 to 1024";
+      CHECK(i + 1 < argc, kUsage);
+      const char* text = argv[++i];
+      char* end = nullptr;
+      const long sms = std::strtol(text, &end, 10);
+      CHECK(end != text && *end == '\0' && sms >= 1 && sms <= 1024, kUsage);
+      compile_only_sms = static_cast<int>(sms);
     } else {
+      CHECK(arg.rfind("--", 0) != 0,
+            "unknown option; usage: device_throughput [CSV path] [--quick] [--only TEXT] "
+            "[--warm-up SECONDS] [--compile-only SM_COUNT]");
+      CHECK(csv_path.empty(), "one CSV path at most");
       csv_path = arg;
     }
   }
