@@ -210,8 +210,17 @@ class Evaluator {
   }
 
   // Records a node's result: outputs keep the value before rounding, later nodes see the
-  // value after it.
+  // value after it. An fp32 value keeps fp64's precision but not its range: past fp32's it
+  // is inf of its sign, as the engines' fp32 arithmetic makes it (docs/SEMANTICS.md), so a
+  // later op that brings it back into range (exp(x) / exp(x), a quantize scale) sees inf.
   void set(const Tensor& t, Values v) {
+    if (!rounds(t->data_type())) {
+      // Round to nearest takes fp32 to inf from FLT_MAX + half its ulp on.
+      constexpr double kInfFrom = 0x1.ffffffp+127;
+      for (double& x : v) {
+        if (std::abs(x) >= kInfFrom) x = std::copysign(std::numeric_limits<double>::infinity(), x);
+      }
+    }
     if (t->is_output()) exact_[t.get()] = v;
     if (rounds(t->data_type())) {
       for (double& x : v) x = numeric::round_to_double(t->data_type(), x);

@@ -387,6 +387,46 @@ TEST(GraphReference, Fp32OutputRoundsOnlyInTheRoundedAccessor) {
   EXPECT_EQ(rounded_of(result, y)[0], static_cast<double>(1.0f / 3.0f));
 }
 
+// An fp32 value keeps fp64's precision but not its range (docs/SEMANTICS.md: overflow in
+// fp32 is inf of the sign): exp(x) / exp(x) is 1 where exp(x) fits fp32 and NaN (inf / inf)
+// where it does not, as the engines compute it; an fp32 output past the range is inf, one
+// below FLT_MAX + half an ulp rounds to FLT_MAX and stays finite.
+TEST(GraphReference, Fp32ValuesPastTheRangeAreInfinite) {
+  Graph g;
+  auto x = leaf(g, "x", {1, 1, 6}, DataType::kFloat32);
+  auto s = leaf(g, "s", {1, 1, 6}, DataType::kFloat32);
+  auto e = g.pointwise(x, PointwiseAttributes().set_mode(PointwiseMode::kExp));
+  auto ratio = g.pointwise(e, e, PointwiseAttributes().set_mode(PointwiseMode::kDiv));
+  ratio->set_output(true).set_data_type(DataType::kFloat32);
+  auto big = g.pointwise(s, s, PointwiseAttributes().set_mode(PointwiseMode::kMul));
+  big->set_output(true).set_data_type(DataType::kFloat32);
+  ASSERT_TRUE(g.validate());
+  // exp(88) < FLT_MAX < exp(89); sqrt(FLT_MAX) ~ 1.8e19.
+  const std::vector<double> xs = {1.0, 88.0, 89.0, 100.0, -100.0, 0.5};
+  const double root = std::sqrt(static_cast<double>(std::numeric_limits<float>::max()));
+  const std::vector<double> ss = {1e19, root, 2e19, -2e19, 3.0, -1e30};
+  HostTensors inputs;
+  inputs[*x->uid()] = filled(x, [&](int, int, int c) { return xs[c]; });
+  inputs[*s->uid()] = filled(s, [&](int, int, int c) { return ss[c]; });
+  auto result = evaluate_or_fail(g, inputs);
+  const auto got_ratio = values_of(result, ratio);
+  const auto got_big = values_of(result, big);
+  ASSERT_EQ(got_ratio.size(), 6u);
+  ASSERT_EQ(got_big.size(), 6u);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int c = 0; c < 6; ++c) {
+    const bool overflows = std::exp(xs[c]) > std::numeric_limits<float>::max();
+    EXPECT_TRUE(same(got_ratio[c], overflows ? kNan : 1.0)) << "exp(" << xs[c] << ")";
+    // The host tensor holds s as an fp32 value: square that.
+    const double held = inputs.at(*s->uid()).at(0, 0, c);
+    const double square = held * held;
+    const double want = square >= 0x1.ffffffp+127 ? inf : square;
+    EXPECT_TRUE(same(got_big[c], want)) << held << " squared: " << got_big[c];
+  }
+  EXPECT_EQ(got_big[2], inf);  // 4e38 > FLT_MAX
+  EXPECT_TRUE(std::isfinite(got_big[1]));
+}
+
 TEST(GraphReference, DequantizeMultipliesByTheBlockScale) {
   Graph g;
   auto x = leaf(g, "x", {1, 4, 6}, DataType::kFp8E4M3);
