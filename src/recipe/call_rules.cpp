@@ -154,9 +154,13 @@ std::string tap_element_width_explain(const Recipe& recipe, const CallView& view
 int batch_violation(const Recipe& recipe, const CallView& view) noexcept {
   const std::int64_t b = view.layout->problem.batch;
   return first_role(view, [&](int i) {
-    const std::int64_t got = view.layout->roles[i].kernel.shape[0];
+    const Layout& kernel = view.layout->roles[i].kernel;
+    const std::int64_t got = kernel.shape[0];
     switch (recipe.roles[i].batch) {
-      case BatchRule::kBroadcast: return got != 1;
+      // An input's batch of stride 0 is one batch whatever its extent (kernel_arg_layout):
+      // PyTorch's expand of a batch-1 tensor to the call's batch.
+      case BatchRule::kBroadcast:
+        return got != 1 && !(!recipe.roles[i].written && kernel.stride[0] == 0 && got == b);
       case BatchRule::kFull: return got != b;
       case BatchRule::kEither: return got != 1 && got != b;
     }
@@ -167,10 +171,13 @@ int batch_violation(const Recipe& recipe, const CallView& view) noexcept {
 std::string batch_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   const std::int64_t b = view.layout->problem.batch;
-  const std::string legal = r.batch == BatchRule::kBroadcast ? "1 (declared as broadcast)"
-                            : r.batch == BatchRule::kFull
-                                ? fmt::format("{}, the call's batch", b)
-                                : fmt::format("1 (broadcast) or {}, the call's batch", b);
+  const std::string legal =
+      r.batch == BatchRule::kBroadcast
+          ? (is_tap(r) ? std::string("1 (the tap reduces over the batch)")
+                       : fmt::format("1 (declared as broadcast), or {} of stride 0", b))
+      : r.batch == BatchRule::kFull || b == 1
+          ? fmt::format("{}, the call's batch", b)
+          : fmt::format("1 (broadcast) or {}, the call's batch", b);
   return fmt::format("batch: {}: batch {} in {}; legal: {}", who(r),
                      view.layout->roles[role].kernel.shape[0], seen(view.layout->roles[role]),
                      legal);

@@ -426,7 +426,9 @@ constexpr std::array kRules = {
     FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
     FG_CALL_ROW(data_type, false, "a view's data type, when given, is the declared one"),
     FG_CALL_ROW(tap_element_width, false, "tap elements are 4 bytes wide"),
-    FG_CALL_ROW(batch, false, "each batch is the call's, or 1 where the role broadcasts"),
+    FG_CALL_ROW(batch, false,
+                "each batch is the call's, or 1 where the role broadcasts (an input's batch of "
+                "stride 0 is 1)"),
     FG_CALL_ROW(extent, false, "extents follow the call's M, N and K (scales: per block)"),
     FG_CALL_ROW(grid_extent, false,
                 "the tiles fit 32-bit TMA coordinates and the grid's 64-bit tile index"),

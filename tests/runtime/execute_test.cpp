@@ -307,6 +307,44 @@ TEST(Execute, ExplainOfALegalCallSaysLegal) {
   EXPECT_EQ(total_deferrals(plan.value()), 0u);
 }
 
+// An input declared with batch 1 may come as PyTorch's expand of it to the call's batch
+// (batch stride 0): the call is legal and reads batch 0 for every batch, as the bare batch-1
+// view does. An expand to another batch, or of a tap, is refused by the batch rule.
+TEST(Execute, ABatchOfStrideZeroIsTheBroadcastOfOne) {
+  auto fg = make_flavor_graph(
+      Flavor::kAuxColumn,
+      {.batch = 3, .m = 40, .n = 56, .k = 24, .b_batch_one = true, .aux_batch_one = true});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, 11);
+  ASSERT_TRUE(call) << call.status().message();
+  int expanded = 0;
+  for (auto& t : call->tensors()) {
+    if (t.written || t.layout.shape[0] != 1) continue;
+    t.layout.shape[0] = 3;
+    t.layout.stride[0] = 0;
+    ++expanded;
+  }
+  ASSERT_EQ(expanded, 2);  // B and the column bias
+  call->prepare();
+  const VariantPack pack = call->pack(/*views=*/true);
+  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
+
+  for (auto& t : call->tensors()) {
+    if (!t.written && t.layout.stride[0] == 0) t.layout.shape[0] = 2;
+  }
+  call->fill_canary();
+  const Status refused = plan->execute(call->pack(true), {}, nullptr);
+  EXPECT_EQ(refused.code(), ErrorCode::kIllegalCall);
+  EXPECT_NE(refused.message().find("batch: role"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("or 3 of stride 0"), std::string::npos) << refused.message();
+  EXPECT_TRUE(call->all_canary());
+}
+
 // A plan is immutable and its deferral counters are atomic: four threads executing one plan
 // on their own buffers all get the reference's answer.
 TEST(Execute, OnePlanFromFourThreadsAtOnce) {
