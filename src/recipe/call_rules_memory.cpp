@@ -278,6 +278,14 @@ int workspace_violation(const Recipe&, const CallView& view) noexcept {
 
 std::string workspace_explain(const Recipe& recipe, const CallView& view, int) {
   const WorkspaceLayout& needed = view.layout->workspace;
+  if (recipe.engine_workspace_bytes > 0) {  // an unfused engine's: no taps, no split
+    return fmt::format(
+        "workspace: workspace of {} bytes at {}; needed: {} bytes, where the fallback engine "
+        "keeps the graph's intermediate values; legal: at least {} bytes "
+        "(Plan::workspace_bytes(pack) gives it), {}-byte aligned",
+        view.workspace_bytes, view.workspace, needed.required_bytes, needed.required_bytes,
+        kWorkspaceAlignmentBytes);
+  }
   std::string taps;
   for (int t = 0; t < needed.tap_count; ++t) {
     const auto& tap = needed.taps[t];

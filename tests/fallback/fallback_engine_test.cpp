@@ -54,6 +54,52 @@ TEST(FallbackEngine, RunsTheGraphTheFusedEngineDeclines) {
   EXPECT_EQ(total_deferrals(plan.value()), 0u);
 }
 
+// An aux input of the fallback engine takes a view of rank 1 or 2 as the fused engine's does
+// ([N] is a bias of [1, 1, N]): a chained GEMM plus a column bias, computed right from each.
+TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
+  auto graph = graph_from_json(R"({
+    "fusedgemm_graph": 1, "name": "chained GEMM + bias",
+    "tensors": [
+      {"name": "A", "dims": [1, 48, 32], "data_type": "bf16"},
+      {"name": "B", "dims": [1, 32, 40], "strides": [1280, 1, 32], "data_type": "bf16"},
+      {"name": "C", "dims": [1, 40, 56], "strides": [2240, 1, 40], "data_type": "bf16"},
+      {"name": "bias", "dims": [1, 1, 56], "data_type": "bf16"},
+      {"name": "T", "data_type": "bf16"}, {"name": "U"},
+      {"name": "D", "dims": [1, 48, 56], "data_type": "bf16", "output": true}],
+    "nodes": [
+      {"kind": "matmul", "name": "ab", "inputs": ["A", "B"], "outputs": ["T"]},
+      {"kind": "matmul", "name": "tc", "inputs": ["T", "C"], "outputs": ["U"]},
+      {"kind": "pointwise", "name": "add", "inputs": ["U", "bias"], "outputs": ["D"],
+       "mode": "add"}]})");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate());
+  auto plan = build(graph.value(), BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  ASSERT_EQ(plan->engine(), Engine::kFallback);
+  auto call = CallBuffers::make(graph.value(), 9);
+  ASSERT_TRUE(call) << call.status().message();
+  HostWorkspace ws(plan.value());
+  for (const std::vector<std::int64_t>& dims :
+       {std::vector<std::int64_t>{56}, std::vector<std::int64_t>{1, 56}}) {
+    SCOPED_TRACE(fmt::format("bias view of rank {}", dims.size()));
+    call->prepare();
+    VariantPack pack;
+    for (const auto& t : call->tensors()) {
+      void* data = t.buffer->data();
+      if (t.name == "bias") {
+        pack.set(t.name, BufferView::view(data, dims, std::vector<std::int64_t>(dims.size(), 1),
+                                          DataType::kBFloat16));
+      } else {
+        pack.set(t.name, data);
+      }
+    }
+    const Status status = plan->execute(pack, ws.get(), nullptr);
+    ASSERT_TRUE(status) << status.message();
+    EXPECT_TRUE(call->matches_reference(graph.value()));
+    EXPECT_TRUE(call->outside_untouched());
+  }
+}
+
 // Issue 10: block_scaled_fp8 with the dequantized B declared fp8_e4m3 (or fp4_e2m1) ran on
 // the fused engine, which dropped that rounding (rel_err 2.8e-2, 0.2). The fused engine
 // declines it (dequantize_rounding), and the fallback engine rounds there, as the
@@ -236,6 +282,13 @@ TEST_F(FallbackRules, AShortWorkspaceIsRefused) {
 
 TEST_F(FallbackRules, AMissingWorkspaceIsRefused) {
   expect_refused(call_->pack(), Workspace{}, "workspace");
+  // The fallback engine's own reason, not the fused engine's taps and units.
+  const std::string why = plan_->explain(call_->pack(), Workspace{}).message;
+  EXPECT_NE(why.find(fmt::format("needed: {} bytes, where the fallback engine keeps",
+                                 plan_->workspace_bytes())),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("tap"), std::string::npos) << why;
 }
 
 TEST_F(FallbackRules, AnOutputOverlappingAnInputIsRefused) {
