@@ -23,9 +23,13 @@ int misaligned_stride_axis(const RoleFacts& role, const RoleLayout& rv) {
   return recipe::misaligned_stride_axis(role.data_type, rv.kernel, role.contiguous_axis);
 }
 
-// "136", or "31.5" for an fp4 stride that ends mid-byte.
+// "136", "31.5" for an fp4 stride that ends mid-byte, or "about 3.69e+19" for a stride
+// whose bits pass 64-bit integers.
 std::string stride_bytes(DataType type, std::int64_t stride) {
-  const std::int64_t bits = stride * bits_of(type);
+  std::int64_t bits = 0;
+  if (__builtin_mul_overflow(stride, bits_of(type), &bits)) {
+    return fmt::format("about {:.3g}", static_cast<double>(stride) * bits_of(type) / 8);
+  }
   if (bits % 8 == 0) return fmt::format("{}", bits / 8);
   return fmt::format("{}{}.5", bits < 0 && bits / 8 == 0 ? "-" : "", bits / 8);
 }
@@ -122,7 +126,8 @@ std::string tma_limits_explain(const Recipe& recipe, const CallView& view, int r
       g.fault == TmaFault::kDimTooLarge
           ? fmt::format("{} extent {} is past 2^32", axis_name(r, axis), g.dims[g.fault_dim])
           : fmt::format("{} stride {} elements is {} bytes, past 2^40 - 1", axis_name(r, axis),
-                        rv.kernel.stride[axis], g.stride_bytes[g.fault_dim - 1]);
+                        rv.kernel.stride[axis],
+                        stride_bytes(r.data_type, g.stride_elems[g.fault_dim]));
   return fmt::format(
       "tma_limits: {}: {} in {}; legal: every extent at most {} and every byte stride at most "
       "{} (cuTensorMapEncodeTiled's globalDim and globalStrides)",
