@@ -256,10 +256,17 @@ int output_aliasing_violation(const Recipe& recipe, const CallView& view) noexce
 }
 
 std::string output_aliasing_explain(const Recipe& recipe, const CallView& view, int role) {
+  const Layout& given = view.layout->roles[role].given;
+  const int axis = given.overlapping_axis();
+  // A negative stride reaches no element twice by itself, but outputs take none.
+  const std::string what =
+      axis >= 0 && given.stride[axis] < 0
+          ? fmt::format("has the negative stride {} on axis {}", given.stride[axis], axis)
+          : std::string("reaches one element from two index tuples");
   return fmt::format(
-      "output_aliasing: {}: layout {} reaches one element from two index tuples; "
-      "legal: each axis's stride clears the span of the axes below it",
-      who(recipe.roles[role]), seen(view.layout->roles[role]));
+      "output_aliasing: {}: layout {} {}; legal: non-negative strides, each axis's clearing "
+      "the span of the axes below it",
+      who(recipe.roles[role]), seen(view.layout->roles[role]), what);
 }
 
 // --- workspace --------------------------------------------------------------------------

@@ -178,6 +178,18 @@ const std::vector<IllegalCase>& illegal_cases() {
        [](CallBuffers& c) {
          return Changes{{"D", view(c, "D", {1, 72, 100}, {7200, 50, 1})}};
        }},
+      // Rows reversed from the last: no element twice, but outputs take no negative stride.
+      // (N = 104: the last row's address stays 16-byte aligned.)
+      {"output_aliasing",
+       "output",
+       "D",
+       "the negative stride -104 on axis 1",
+       Flavor::kPlain,
+       {.batch = 1, .m = 72, .n = 104, .k = 64},
+       [](CallBuffers& c) {
+         return Changes{
+             {"D", view(c, "D", {1, 72, 104}, {7488, -104, 1}, DataType::kNotSet, 71 * 104 * 2)}};
+       }},
       {"output_aliasing", "tap", "T_min", "[3, 1, 48]:[16, 48, 1]", Flavor::kTapsColumn, kBatched,
        [](CallBuffers& c) {
          return Changes{{"T_min", view(c, "T_min", {3, 1, 48}, {16, 48, 1})}};
