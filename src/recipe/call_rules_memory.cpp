@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -28,10 +29,11 @@ constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-// The exact test's work per pair of roles (elements enumerated times the steps of each
-// membership test). Past it, two roles whose byte ranges meet are refused as if they shared
-// a byte: the one imprecision of buffer_overlap, which only layouts of millions of elements
-// interleaved with another buffer reach.
+// The exact test's work per pair of roles (rows or elements enumerated times the steps of
+// each membership test). Past it, two roles whose byte ranges meet are refused as if they
+// shared a byte: the one imprecision of buffer_overlap, which only layouts of 2^24 rows (a
+// unit-stride run each, against an injective layout) or of millions of elements otherwise,
+// interleaved with another buffer, reach.
 constexpr std::int64_t kMaxExactSteps = std::int64_t{1} << 24;
 // Reaches past this many bytes are past any allocation; such a layout meets every range.
 constexpr std::int64_t kMaxExactReach = std::int64_t{1} << 60;
@@ -93,10 +95,58 @@ class Reach {
   std::array<int, kRank> order_{0, 1, 2};
 };
 
+// Whether an injective layout with non-negative strides reaches an element offset in
+// [lo, hi]: the largest offset it reaches at or below hi, digit by digit from the largest
+// stride (each stride clears the span of the axes below it, so offsets order as their
+// index tuples), is at least lo.
+bool injective_reaches(const Layout& l, std::int64_t lo, std::int64_t hi) noexcept {
+  if (hi < 0 || hi < lo) return false;
+  std::array<int, kRank> order{0, 1, 2};
+  for (int i = 1; i < kRank; ++i) {
+    for (int j = i; j > 0 && l.stride[order[j]] > l.stride[order[j - 1]]; --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
+  std::int64_t left = hi;
+  for (int axis : order) {
+    if (l.shape[axis] <= 1 || l.stride[axis] == 0) continue;
+    left -= std::min(left / l.stride[axis], l.shape[axis] - 1) * l.stride[axis];
+  }
+  return hi - left >= lo;
+}
+
+// share_bytes for a larger layout that is injective and a smaller one with a unit-stride
+// axis: each run of the smaller layout along that axis is one interval of bytes, and one
+// injective_reaches asks whether any element of the larger one has a byte in it. Rows, not
+// elements, spend the budget: two 4096 x 4096 outputs interleaved column by column in one
+// allocation cost 4096 steps. std::nullopt where the budget runs out.
+std::optional<bool> share_bytes_by_rows(std::int64_t bits_s, const Layout& small, int unit,
+                                        std::int64_t bits_l, const Layout& large, std::int64_t diff,
+                                        std::int64_t budget) noexcept {
+  const int p = unit == 0 ? 1 : 0;
+  const int q = unit == 2 ? 1 : 2;
+  if (saturating_mul(small.shape[p], small.shape[q]) > budget) return std::nullopt;
+  for (std::int64_t ip = 0; ip < small.shape[p]; ++ip) {
+    for (std::int64_t iq = 0; iq < small.shape[q]; ++iq) {
+      const std::int64_t o = ip * small.stride[p] + iq * small.stride[q];
+      // The run's bytes [lo, hi), from the larger layout's base; then the larger layout's
+      // elements with a byte in them: c * bits_l < 8 hi and (c + 1) * bits_l > 8 lo.
+      const std::int64_t lo = diff + floor_div(o * bits_s, 8);
+      const std::int64_t hi = diff + floor_div((o + small.shape[unit]) * bits_s + 7, 8);
+      if (injective_reaches(large, floor_div(lo * 8, bits_l),
+                            floor_div(hi * 8 + bits_l - 1, bits_l) - 1)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Whether two layouts' elements share a byte: `a` of `bits_a`-bit elements at `base_a`, `b`
-// likewise. Enumerates the smaller layout's elements and asks the larger one for the few
-// offsets whose bytes could meet each (elements of different widths, bases that differ by
-// part of an element, fp4 nibbles sharing a byte: all exact).
+// likewise. Enumerates the smaller layout's elements (or its contiguous runs, against an
+// injective larger layout) and asks the larger one for the few offsets whose bytes could
+// meet each (elements of different widths, bases that differ by part of an element, fp4
+// nibbles sharing a byte: all exact).
 bool share_bytes(int bits_a, const Layout& a, std::intptr_t base_a, int bits_b, const Layout& b,
                  std::intptr_t base_b) noexcept {
   const bool a_small = a.element_count() <= b.element_count();
@@ -109,6 +159,16 @@ bool share_bytes(int bits_a, const Layout& a, std::intptr_t base_a, int bits_b, 
   const ByteReach rl = byte_reach(DataType::kInt8, large);
   if (std::max({-rs.low, rs.high, -rl.low, rl.high}) > kMaxExactReach / 8) return true;
   const std::int64_t diff = a_small ? base_a - base_b : base_b - base_a;  // small - large
+  if (large.is_injective()) {
+    for (int unit = kRank - 1; unit >= 0; --unit) {
+      if (small.stride[unit] != 1 || small.shape[unit] <= 1) continue;
+      if (auto shared =
+              share_bytes_by_rows(bits_s, small, unit, bits_l, large, diff, kMaxExactSteps)) {
+        return *shared;
+      }
+      break;
+    }
+  }
   std::int64_t budget = kMaxExactSteps;
   const Reach reach(large);
   for (std::int64_t i0 = 0; i0 < small.shape[0]; ++i0) {

@@ -306,5 +306,38 @@ TEST(CallContract, AGraphWhoseDeclaredCallBreaksACallRuleIsDeclined) {
   EXPECT_TRUE(call->outside_untouched());
 }
 
+// Two outputs of one allocation, row by row (an fp32 [M, N] then an fp16 [M, N] in each row
+// of 6N bytes, as a fused QKV projection writes its parts): past the exact test's element
+// budget (2^24) at M = N = 4096, yet decided exactly, row against row. Shifted 16 bytes
+// into the fp32 rows, the same layouts share bytes. explain reads no memory, so the views
+// may lie at addresses nothing backs.
+TEST(CallContract, OutputsInterleavedInOneAllocationAreApart) {
+  auto fg = make_flavor_graph(Flavor::kMultiOutput, {.m = 64, .n = 64, .k = 64});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  constexpr std::int64_t kM = 4096;
+  constexpr std::int64_t kN = 4096;
+  constexpr std::int64_t kK = 64;
+  auto at = [](int i) { return reinterpret_cast<void*>((std::uintptr_t{1} << 44) * (i + 1)); };
+  auto pack_for = [&](std::int64_t d2_offset_bytes) {
+    VariantPack pack;
+    pack.set("A", BufferView::view(at(0), {1, kM, kK}, {kM * kK, kK, 1}));
+    pack.set("B", BufferView::view(at(1), {1, kK, kN}, {kK * kN, 1, kK}));
+    pack.set("D0", BufferView::view(at(2), {1, kM, kN}, {kM * 6 * kN / 4, 6 * kN / 4, 1}));
+    pack.set("D2", BufferView::view(static_cast<char*>(at(2)) + 4 * kN + d2_offset_bytes,
+                                    {1, kM, kN}, {kM * 3 * kN, 3 * kN, 1}));
+    pack.set("D1", BufferView::view(at(3), {1, kM, kN}, {kM * kN, 1, kM}));
+    pack.set("D3", BufferView::view(at(4), {1, kM, kN}, {kM * kN, kN, 1}));
+    pack.set("D4", BufferView::view(at(5), {1, kM, kN}, {kM * kN, 1, kM}));
+    return pack;
+  };
+  const Verdict apart = plan->explain(pack_for(0), {});
+  EXPECT_TRUE(apart.legal()) << apart.message;
+  const Verdict shared = plan->explain(pack_for(-16), {});
+  EXPECT_EQ(shared.rule, "buffer_overlap") << shared.message;
+  EXPECT_NE(shared.message.find("shares memory with role output 'D2'"), std::string::npos)
+      << shared.message;
+}
 }  // namespace
 }  // namespace fusedgemm::test
