@@ -225,6 +225,19 @@ TEST(GraphValidate, RefusesReductionThatReducesNothing) {
                       {"dims [2, 64, 48]", "input dims [2, 64, 48]"}));
 }
 
+// A column tap at M = 1 reduces its axis of one row: the graph of a decode-size call (what
+// `fusedgemm run --m 1` and the reference build) validates.
+TEST(GraphValidate, AReductionMayReduceAnAxisOfExtentOne) {
+  Graph g;
+  auto a = input(g, "A", {kBatch, 1, kK}, DataType::kBFloat16);
+  auto b = input(g, "B", {kBatch, kK, kN}, DataType::kBFloat16, {kK * kN, 1, kK});
+  g.reduction(g.matmul(a, b), ReductionAttributes().set_mode(ReductionMode::kMax))
+      ->set_dim({kBatch, 1, kN})
+      .set_output(true)
+      .set_name("tap");
+  EXPECT_TRUE(g.validate());
+}
+
 TEST(GraphValidate, RefusesReductionDimsNeitherOneNorInput) {
   Graph g;
   auto m = gemm(g);
