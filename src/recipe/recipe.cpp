@@ -139,7 +139,8 @@ class RecipeBuilder {
     RoleFacts& v = add(Role::kOutput, ParamKind::kQuantized, index, q.buffer);
     v.shape = {AxisRule{Extent::kBatch}, AxisRule{Extent::kM}, AxisRule{Extent::kN}};
     v.contiguous_axis = 2;
-    v.contiguous_modulus = contiguous_extent_modulus(v.data_type);
+    // Stored element by element (a ragged last block, fp4 nibbles of an odd N through
+    // atomics: kernels/block_quantize.cuh), never by TMA: any N.
     v.batch = BatchRule::kFull;  // written per batch, as a dense output
     v.alignment_bytes = kTmaGranuleBytes;
     v.written = true;

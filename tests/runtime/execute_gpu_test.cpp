@@ -188,5 +188,18 @@ TEST_F(ExecuteGpu, PlainAtLargeAndSkinnyShapes) {
   EXPECT_GT(compared, 0) << "no case ran on the GPU";
 }
 
+// Quantized outputs are stored element by element, so N need not be a multiple of 16: 200
+// (a ragged last block of 72) and 45 (a block of 45), batch 1 and 3, each major.
+TEST_F(ExecuteGpu, QuantizedOutputAtAnyN) {
+  int compared = 0;
+  for (const Shape& shape : {Shape{1, 200, 200, 144}, Shape{3, 40, 45, 64}}) {
+    for (const bool k_major : {true, false}) {
+      compared +=
+          run_case(device_, {"quantized_output", shape, k_major, k_major}) == Outcome::kCompared;
+    }
+  }
+  EXPECT_GT(compared, 0) << "no case ran on the GPU";
+}
+
 }  // namespace
 }  // namespace fusedgemm

@@ -81,10 +81,20 @@ const std::vector<ExecuteShape>& block_scaled_shapes() {
   return kShapes;
 }
 
-// Quantized fp8 values: N-major, N a multiple of 16; 208 leaves a ragged last block.
+// Quantized fp8 values: N-major, any N; 208 and 200 leave a ragged last block, an fp4 N of
+// 45 odd rows that start mid-byte (nibbles stored through atomics).
 const std::vector<ExecuteShape>& quantized_shapes() {
   static const std::vector<ExecuteShape> kShapes = {
       {{.batch = 1, .m = 72, .n = 128, .k = 64}},
+      {{.batch = 2, .m = 24, .n = 200, .k = 32}},
+      {{.batch = 1,
+        .m = 16,
+        .n = 45,
+        .k = 32,
+        .quantized_type = DataType::kFp4E2M1,
+        .quantize_block = 32,
+        .quantized_scale_type = DataType::kE8M0},
+       true},
       {{.batch = 2, .m = 40, .n = 208, .k = 32, .b_batch_one = true, .output_pad = 16}, true},
       {{.batch = 3, .m = 64, .n = 96, .k = 40, .a_major = kM, .b_major = kN}},
       // MXFP4-like: fp4 values in 1x32 blocks with power-of-two (e8m0) scales.
