@@ -3,7 +3,7 @@
 // A buffer is either a bare device address, read as the tensor's declared layout, or a
 // view: address, extents and strides (in elements). A view is given in the graph's declared
 // axis order; rank 1 or 2 views of an aux input are aligned to its last axes, so [N],
-// [1, N] and [1, 1, N] are the same bias.
+// [1, N] and [1, 1, N] are the same bias, and a rank-0 view is one element (a scalar).
 #pragma once
 
 #include <cstdint>

@@ -99,19 +99,20 @@ std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int ro
 
 // --- view_rank --------------------------------------------------------------------------
 
-// Aux views may drop leading axes ([N] is a bias of [1, 1, N]); other roles are rank 3. The
-// role, not the parameter kind: the fallback engine's aux inputs are buffers of role aux.
+// Aux views may drop leading axes ([N] is a bias of [1, 1, N], a rank-0 view a scalar);
+// other roles are rank 3. The role, not the parameter kind: the fallback engine's aux inputs
+// are buffers of role aux.
 int view_rank_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
     const int rank = view.layout->roles[i].rank;
-    return rank > kRank || rank < (recipe.roles[i].role == Role::kAux ? 1 : kRank);
+    return rank > kRank || rank < (recipe.roles[i].role == Role::kAux ? 0 : kRank);
   });
 }
 
 std::string view_rank_explain(const Recipe& recipe, const CallView& view, int role) {
   const auto& r = recipe.roles[role];
   return fmt::format("view_rank: {}: view of rank {}; legal: rank {}", who(r),
-                     view.layout->roles[role].rank, r.role == Role::kAux ? "1, 2 or 3" : "3");
+                     view.layout->roles[role].rank, r.role == Role::kAux ? "0 to 3" : "3");
 }
 
 // --- data_type --------------------------------------------------------------------------

@@ -10,19 +10,20 @@ bool is_identity(const std::array<int, kRank>& axes) {
   return axes[0] == 0 && axes[1] == 1 && axes[2] == 2;
 }
 
-// The caller's buffer as a rank-3 layout in declared order; shorter views align right.
-// A view of rank outside 1..3 reads as the declaration: the view_rank rule refuses it
-// before anything reads the layout.
+// The caller's buffer as a rank-3 layout in declared order; shorter views align right (a
+// rank-0 view is one element: [1, 1, 1]). A view of rank outside 0..3 reads as the
+// declaration: the view_rank rule refuses it before anything reads the layout.
 Layout given_layout(const RoleFacts& role, const BoundPack::Buffer& buffer) {
-  if (!buffer.is_view || buffer.rank < 1 || buffer.rank > kRank) return role.declared;
+  if (!buffer.is_view || buffer.rank < 0 || buffer.rank > kRank) return role.declared;
   Layout layout;
   const int pad = kRank - buffer.rank;
   for (int i = 0; i < buffer.rank && i < kRank; ++i) {
     layout.shape[pad + i] = buffer.shape[i];
     layout.stride[pad + i] = buffer.stride[i];
   }
-  for (int i = pad - 1; i >= 0; --i) {
-    layout.stride[i] = layout.stride[i + 1] * layout.shape[i + 1];
+  // The added leading axes have extent 1: packed strides, saturated (any value is legal).
+  for (int i = std::min(pad, kRank - 1) - 1; i >= 0; --i) {
+    layout.stride[i] = saturating_mul(layout.stride[i + 1], layout.shape[i + 1]);
   }
   return layout;
 }

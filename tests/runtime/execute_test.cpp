@@ -355,6 +355,38 @@ TEST(Execute, ABatchOfStrideZeroIsTheBroadcastOfOne) {
   EXPECT_TRUE(call->all_canary());
 }
 
+// A scalar aux may come as a rank-0 view (a 0-dim tensor): one element, computed as the
+// declared [1, 1, 1]. Rank 0 is for aux views only.
+TEST(Execute, AScalarAuxTakesAViewOfRankZero) {
+  auto fg = make_flavor_graph(Flavor::kAuxScalar, {.batch = 1, .m = 40, .n = 56, .k = 24});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, 13);
+  ASSERT_TRUE(call) << call.status().message();
+  auto pack_with_rank0 = [&](const std::string& name) {
+    VariantPack pack;
+    for (const auto& t : call->tensors()) {
+      void* data = t.buffer->data();
+      pack.set(t.name, t.name == name ? BufferView::view(data, {}, {}) : BufferView::address(data));
+    }
+    return pack;
+  };
+  call->prepare();
+  const VariantPack pack = pack_with_rank0("aux");
+  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
+
+  call->fill_canary();
+  const Status refused = plan->execute(pack_with_rank0("A"), {}, nullptr);
+  EXPECT_EQ(refused.code(), ErrorCode::kIllegalCall);
+  EXPECT_EQ(refused.message().rfind("view_rank: role A 'A': view of rank 0; legal: rank 3", 0), 0u)
+      << refused.message();
+  EXPECT_TRUE(call->all_canary());
+}
+
 // A plan is immutable and its deferral counters are atomic: four threads executing one plan
 // on their own buffers all get the reference's answer.
 TEST(Execute, OnePlanFromFourThreadsAtOnce) {
