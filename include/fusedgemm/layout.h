@@ -13,6 +13,11 @@ inline constexpr int kRank = 3;  // every tensor is [batch, rows, columns] (DESI
 
 using Dims = std::array<std::int64_t, kRank>;
 
+// No tensor (graph rule tensor_span) and no call's view (call rule view_span) spans more
+// elements: byte counts and address offsets computed from a layout then fit 64-bit integers
+// whatever the element type, and no address space holds more.
+inline constexpr std::int64_t kMaxSpanElements = std::int64_t{1} << 48;
+
 struct Layout {
   Dims shape{1, 1, 1};
   Dims stride{1, 1, 1};

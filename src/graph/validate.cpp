@@ -371,9 +371,6 @@ bool GraphValidator::check_layout(TensorAttributes& t) {
         t.name(), to_string(layout), axis, layout.shape[axis], layout.stride[axis]);
     return false;
   }
-  // Past this, byte counts and address offsets computed from the layout overflow int64
-  // (span() saturates there), and no address space holds such a buffer anyway.
-  constexpr std::int64_t kMaxSpanElements = std::int64_t{1} << 48;
   if (const std::int64_t span = layout.span(); span > kMaxSpanElements) {
     error(
         "tensor_span: tensor '{}': layout {} spans {} elements; legal: at most {} (2^48), more "

@@ -23,6 +23,7 @@ FG_CALL_RULE(batch);
 FG_CALL_RULE(extent);
 FG_CALL_RULE(grid_extent);
 FG_CALL_RULE(aux_broadcast);
+FG_CALL_RULE(view_span);
 FG_CALL_RULE(major);
 FG_CALL_RULE(contiguous_extent);
 FG_CALL_RULE(stride_alignment);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/checked_math.h"
 #include "recipe/call_rules.h"
 #include "recipe/call_rules_detail.h"
 #include "recipe/limits.h"
@@ -54,6 +55,44 @@ std::string major_explain(const Recipe& recipe, const CallView& view, int role) 
       "built {}-major)",
       who(r), axis_name(r, r.contiguous_axis), rv.kernel.stride[r.contiguous_axis], seen(rv),
       axis_name(r, r.contiguous_axis), axis_name(r, r.contiguous_axis));
+}
+
+// --- view_span --------------------------------------------------------------------------
+
+namespace {
+// Elements from a layout's lowest offset to its highest, saturated (negative strides reach
+// below the base).
+std::int64_t span_of(const Layout& l) {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  for (int i = 0; i < kRank; ++i) {
+    if (l.shape[i] <= 0) return 0;
+    const std::int64_t reach = saturating_mul(l.shape[i] - 1, l.stride[i]);
+    if (reach < 0) {
+      low = saturating_add(low, reach);
+    } else {
+      high = saturating_add(high, reach);
+    }
+  }
+  return low == kSaturatedNegative ? kSaturated : saturating_add(saturating_add(high, -low), 1);
+}
+}  // namespace
+
+// The kernel and the host device compute a view's addresses in 64-bit integers: a view
+// whose span passes kMaxSpanElements would wrap them (a stride of 2^63 - 1 wrote below its
+// base).
+int view_span_violation(const Recipe&, const CallView& view) noexcept {
+  return first_role(view,
+                    [&](int i) { return span_of(view.layout->roles[i].given) > kMaxSpanElements; });
+}
+
+std::string view_span_explain(const Recipe& recipe, const CallView& view, int role) {
+  const std::int64_t span = span_of(view.layout->roles[role].given);
+  return fmt::format(
+      "view_span: {}: {} spans {} elements; legal: at most {} (2^48), more than any device "
+      "or host address space holds",
+      who(recipe.roles[role]), seen(view.layout->roles[role]),
+      span == kSaturated ? std::string("more than 2^63") : std::to_string(span), kMaxSpanElements);
 }
 
 // --- contiguous_extent ------------------------------------------------------------------

@@ -423,7 +423,7 @@ constexpr std::array kRules = {
   }
     FG_CALL_ROW(device_current, true, "the plan's device is the current device"),
     FG_CALL_ROW(buffer_missing, true, "a non-null buffer for every tensor of the plan"),
-    FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 1, 2 or 3, aligned to the last axes)"),
+    FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 0 to 3, aligned to the last axes)"),
     FG_CALL_ROW(data_type, false, "a view's data type, when given, is the declared one"),
     FG_CALL_ROW(tap_element_width, false, "tap elements are 4 bytes wide"),
     FG_CALL_ROW(batch, false,
@@ -433,6 +433,8 @@ constexpr std::array kRules = {
     FG_CALL_ROW(grid_extent, false,
                 "the tiles fit 32-bit TMA coordinates and the grid's 64-bit tile index"),
     FG_CALL_ROW(aux_broadcast, false, "aux extents fit the declared broadcast mode"),
+    FG_CALL_ROW(view_span, false,
+                "every view spans at most 2^48 elements, from its lowest element to its highest"),
     FG_CALL_ROW(major, false, "unit stride on the axis the plan was built contiguous in"),
     FG_CALL_ROW(contiguous_extent, false,
                 "the contiguous extent of TMA-read roles is 16-byte aligned"),

@@ -118,13 +118,13 @@ TEST(CallContract, TmaLimitsAreRulesCheckedBeforeAnyEncode) {
       pack_with(s->call, {{"A", view(s->call, "A", {2, 64, 64}, {std::int64_t{1} << 40, 64, 1})}},
                 true),
       "tma_limits", "A", "A", "batch stride 1099511627776");
-  // A stride whose bytes pass 64 bits is said as such, not as a saturated count.
+  // A stride whose span passes 64-bit offsets is refused before: view_span.
   expect_refused(
       s.value(),
       pack_with(s->call,
                 {{"A", view(s->call, "A", {2, 64, 64}, {64 * 64, std::int64_t{1} << 62, 1})}},
                 true),
-      "tma_limits", "A", "A", "M stride 4611686018427387904 elements is about 9.22e+18 bytes");
+      "view_span", "A", "A", "spans more than 2^63 elements");
 }
 
 // Hole 6: N = INT64_MAX overflows nothing (tiles, grid, spans, workspace): refused by the grid

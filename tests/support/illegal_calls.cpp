@@ -1,6 +1,7 @@
 #include "support/illegal_calls.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -102,6 +103,12 @@ const std::vector<IllegalCase>& illegal_cases() {
       {"aux_broadcast", "aux", "aux", "M extent 71", Flavor::kAuxRow, kPlain,
        [](CallBuffers& c) {
          return Changes{{"aux", view(c, "aux", {1, 71, 1}, {71, 1, 1})}};
+       }},
+      // A row stride of 2^63 - 1 elements: the output's addresses would wrap below its base.
+      {"view_span", "output", "D", "spans more than 2^63 elements", Flavor::kPlain, kPlain,
+       [](CallBuffers& c) {
+         constexpr std::int64_t kHuge = std::numeric_limits<std::int64_t>::max();
+         return Changes{{"D", view(c, "D", {1, 72, 100}, {kHuge, kHuge, 1})}};
        }},
       {"aux_broadcast", "aux", "aux", "N extent 99", Flavor::kAuxColumn, kPlain,
        [](CallBuffers& c) {
