@@ -1,13 +1,13 @@
 #include "jit/kernel_cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 
 // A temp file older than this belongs to a writer that died before its rename.
 constexpr auto kStaleTempAge = std::chrono::hours(24);
+// No entry is larger (a cubin of the largest kernel is a few hundred KB): a bigger file at an
+// entry's path is not read into memory.
+constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{64} << 20;
 
 bool is_hex(std::string_view text) {
   return std::all_of(text.begin(), text.end(),
@@ -37,6 +40,25 @@ bool is_key(std::string_view key) {
 bool is_shard(const fs::path& dir) {
   const std::string name = dir.filename().string();
   return name.size() == 2 && is_hex(name);
+}
+
+// A writer's temp file: <key>.<pid>.<hex> (store). Nothing else in tmp/ is ours to delete.
+bool is_temp_name(std::string_view name) {
+  const std::size_t first = name.find('.');
+  const std::size_t second = first == std::string_view::npos ? first : name.find('.', first + 1);
+  if (second == std::string_view::npos) return false;
+  const std::string_view pid = name.substr(first + 1, second - first - 1);
+  const std::string_view suffix = name.substr(second + 1);
+  return is_key(name.substr(0, first)) && !pid.empty() &&
+         std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+         !suffix.empty() && is_hex(suffix);
+}
+
+// An entry file: <shard>/<key>.cubin with the shard the key's first two digits.
+bool is_entry(const fs::path& file, const fs::path& shard) {
+  const std::string stem = file.stem().string();
+  return file.extension() == ".cubin" && is_key(stem) &&
+         stem.compare(0, 2, shard.filename().string()) == 0;
 }
 
 std::string errno_text() {
@@ -95,7 +117,7 @@ std::vector<EntryFile> list_entries(const fs::path& dir) {
   for (const fs::directory_entry& shard : fs::directory_iterator(dir, ec)) {
     if (!shard.is_directory(ec) || !is_shard(shard.path())) continue;
     for (const fs::directory_entry& file : fs::directory_iterator(shard.path(), ec)) {
-      if (file.path().extension() != ".cubin" || !file.is_regular_file(ec)) continue;
+      if (!is_entry(file.path(), shard.path()) || !file.is_regular_file(ec)) continue;
       const std::uint64_t bytes = file.file_size(ec);
       if (ec) continue;  // another process evicted it meanwhile
       const fs::file_time_type mtime = file.last_write_time(ec);
@@ -148,15 +170,43 @@ CacheLoad KernelCache::load(std::string_view key) const {
   CacheLoad load;
   if (!is_key(key)) return load;
   const fs::path path = entry_path(key);
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return load;
-  std::string bytes(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  // A short read (the file shrank meanwhile) fails verification like any truncation.
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  Result<CompiledKernel> kernel = decode_entry(bytes, key);
+  // Opened without blocking (a FIFO at the path would wait for a writer) and read only if
+  // it is a regular file of a plausible size: anything else is a corrupt entry.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return load;
+  struct stat info {};
+  std::string bytes;
+  std::string wrong;
+  if (::fstat(fd, &info) != 0) {
+    wrong = "fstat: " + errno_text();
+  } else if (!S_ISREG(info.st_mode)) {
+    wrong = "not a regular file";
+  } else if (static_cast<std::uint64_t>(info.st_size) > kMaxEntryBytes) {
+    wrong = "an entry of " + std::to_string(info.st_size) + " bytes, past " +
+            std::to_string(kMaxEntryBytes);
+  } else {
+    bytes.resize(static_cast<std::size_t>(info.st_size));
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    // A short read (the file shrank meanwhile) fails verification like any truncation.
+    bytes.resize(got);
+  }
+  ::close(fd);
   std::error_code ec;
+  if (!wrong.empty()) {
+    // Deleted unless a folder (whose contents are nobody's to delete here): the recompile's
+    // store then reports that it cannot write the entry.
+    if (!S_ISDIR(info.st_mode)) fs::remove(path, ec);
+    load.outcome = CacheLoadOutcome::kCorrupt;
+    load.detail = wrong + " (" + path.string() + ")";
+    return load;
+  }
+  Result<CompiledKernel> kernel = decode_entry(bytes, key);
   if (!kernel) {
     // A corrupt entry is deleted so the recompile that follows can write a good one.
     fs::remove(path, ec);
@@ -211,6 +261,9 @@ void KernelCache::enforce_size_limit(const fs::path& keep) const {
   const auto now = fs::file_time_type::clock::now();
   for (const fs::directory_entry& file : fs::directory_iterator(dir_ / "tmp", ec)) {
     std::error_code file_ec;
+    if (!is_temp_name(file.path().filename().string()) || !file.is_regular_file(file_ec)) {
+      continue;
+    }
     const auto mtime = file.last_write_time(file_ec);
     if (!file_ec && now - mtime > kStaleTempAge) fs::remove(file.path(), file_ec);
   }

@@ -29,7 +29,7 @@ Result<std::string> cache_key(const KernelSource& source, const CompileOptions& 
 enum class CacheLoadOutcome {
   kHit,
   kMiss,     // no entry
-  kCorrupt,  // an entry failed verification and was deleted
+  kCorrupt,  // an entry failed verification (or was no regular file) and was deleted
 };
 
 struct CacheLoad {
@@ -56,7 +56,8 @@ class KernelCache {
 
   // When the entries total more than max_bytes, deletes the oldest (by mtime) until they
   // total at most 90% of it; the entry at `keep` is never deleted. Also removes temp files
-  // a killed writer left behind.
+  // a killed writer left behind. Only files named as entries and temp files are touched:
+  // anything else in the folder is left alone.
   void enforce_size_limit(const std::filesystem::path& keep) const;
 
   // Bytes of all entries now in the cache.

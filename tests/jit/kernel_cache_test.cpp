@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "jit/cache_entry.h"
 #include "jit/jit_test_util.h"
@@ -229,5 +235,65 @@ TEST(KernelCacheStore, UnwritableDirectoryIsAnIoErrorSayingWhy) {
   EXPECT_EQ(cache.load(fake_key('e')).outcome, CacheLoadOutcome::kMiss);
 }
 
+// What sits at an entry's path but is no entry is corrupt, never read into memory and never
+// waited on: a FIFO (a blocking open would wait for a writer), a folder, a sparse file of
+// 1 TiB. The FIFO and the file are deleted; the folder is left, and storing over it fails.
+TEST(KernelCacheStore, AnEntryPathThatIsNoRegularFileIsCorrupt) {
+  const TempDir dir;
+  const KernelCache cache(dir.path(), kDefaultCacheMaxBytes);
+  const std::string fifo_key = fake_key('6');
+  const std::string folder_key = fake_key('7');
+  const std::string huge_key = fake_key('8');
+  for (const std::string& key : {fifo_key, folder_key, huge_key}) {
+    std::filesystem::create_directories(cache.entry_path(key).parent_path());
+  }
+  ASSERT_EQ(::mkfifo(cache.entry_path(fifo_key).c_str(), 0644), 0);
+  std::filesystem::create_directory(cache.entry_path(folder_key));
+  { std::ofstream(cache.entry_path(huge_key)) << "x"; }
+  std::filesystem::resize_file(cache.entry_path(huge_key), std::uintmax_t{1} << 40);
+  for (const auto& [key, why] :
+       {std::pair{fifo_key, "not a regular file"}, std::pair{folder_key, "not a regular file"},
+        std::pair{huge_key, "an entry of 1099511627776 bytes"}}) {
+    const CacheLoad load = cache.load(key);
+    EXPECT_EQ(load.outcome, CacheLoadOutcome::kCorrupt) << key;
+    EXPECT_NE(load.detail.find(why), std::string::npos) << load.detail;
+  }
+  EXPECT_FALSE(std::filesystem::exists(cache.entry_path(fifo_key)));
+  EXPECT_FALSE(std::filesystem::exists(cache.entry_path(huge_key)));
+  EXPECT_TRUE(std::filesystem::is_directory(cache.entry_path(folder_key)));
+  EXPECT_EQ(cache.store(folder_key, fake_kernel(64)).code(), ErrorCode::kIo);
+  ASSERT_TRUE(cache.store(huge_key, fake_kernel(64)).is_ok());
+  EXPECT_EQ(cache.load(huge_key).outcome, CacheLoadOutcome::kHit);
+}
+
+// The size bound and the temp sweep delete entries and temp files only: a cache folder
+// that also holds other files (a misconfigured FUSEDGEMM_CACHE_DIR=$HOME) keeps them, old
+// or not, whatever the bound.
+TEST(KernelCacheStore, FilesThatAreNoEntriesAreNeverDeleted) {
+  const TempDir dir;
+  const KernelCache cache(dir.path(), 100);  // every older entry is evicted
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(48);
+  const std::vector<std::filesystem::path> foreign = {
+      dir.path() / "tmp" / "notes.txt", dir.path() / "ab" / "user.cubin",
+      dir.path() / "ab" / (fake_key('a') + ".cubin"),  // a key in the wrong shard
+      dir.path() / "tmp" / (fake_key('b') + ".txt")};
+  for (const auto& path : foreign) {
+    std::filesystem::create_directories(path.parent_path());
+    write_file(path, std::string(4096, 'u'));
+    std::filesystem::last_write_time(path, old);
+  }
+  std::filesystem::create_directories(dir.path() / "tmp" / "old_folder");
+  std::filesystem::last_write_time(dir.path() / "tmp" / "old_folder", old);
+  // A temp file a killed writer left a day ago is swept.
+  const std::filesystem::path stale = dir.path() / "tmp" / (fake_key('c') + ".123.9f");
+  write_file(stale, "half an entry");
+  std::filesystem::last_write_time(stale, old);
+  ASSERT_TRUE(cache.store(fake_key('1'), fake_kernel(64)).is_ok());
+  ASSERT_TRUE(cache.store(fake_key('2'), fake_kernel(64)).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(cache.entry_path(fake_key('1'))));  // evicted
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  for (const auto& path : foreign) EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "tmp" / "old_folder"));
+}
 }  // namespace
 }  // namespace fusedgemm::jit
