@@ -1,11 +1,6 @@
 #include "call_json.h"
 
 #include <array>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
@@ -93,19 +88,8 @@ Result<CallDescription> call_from_json(std::string_view text) {
 Result<CallDescription> load_call(const std::string& path) {
   // Errors in load_graph's shape: "load_call: cannot open '<path>': <why>", or
   // "load_call: '<path>': call_json: <field>: ..." for bad content.
-  std::error_code ec;
-  FG_CHECK(
-      !std::filesystem::is_directory(path, ec), ErrorCode::kIo,
-      fmt::format("load_call: cannot read '{}': it is a folder; legal: a call JSON file", path));
-  std::ifstream in(path, std::ios::binary);
-  FG_CHECK(in, ErrorCode::kIo,
-           fmt::format("load_call: cannot open '{}': {}", path, std::strerror(errno)));
-  std::string text;
-  try {
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    return Status(ErrorCode::kIo, fmt::format("load_call: cannot read '{}': {}", path, e.what()));
-  }
+  FG_ASSIGN_OR_RETURN(const std::string text,
+                      json::read_file(path, "load_call", "a call JSON file"));
   auto call = call_from_json(text);
   FG_CHECK(call, call.status().code(),
            fmt::format("load_call: '{}': {}", path, call.status().message()));

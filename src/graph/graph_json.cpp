@@ -7,12 +7,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <span>
@@ -353,19 +352,8 @@ std::string graph_to_json(const Graph& graph) {
 }
 
 Result<Graph> load_graph(const std::string& path) {
-  std::error_code ec;
-  FG_CHECK(
-      !std::filesystem::is_directory(path, ec), ErrorCode::kIo,
-      fmt::format("load_graph: cannot read '{}': it is a folder; legal: a graph JSON file", path));
-  std::ifstream in(path, std::ios::binary);
-  FG_CHECK(in, ErrorCode::kIo,
-           fmt::format("load_graph: cannot open '{}': {}", path, std::strerror(errno)));
-  std::string text;
-  try {
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    return Status(ErrorCode::kIo, fmt::format("load_graph: cannot read '{}': {}", path, e.what()));
-  }
+  FG_ASSIGN_OR_RETURN(const std::string text,
+                      json::read_file(path, "load_graph", "a graph JSON file"));
   auto graph = graph_from_json(text);
   FG_CHECK(graph, graph.status().code(),
            fmt::format("load_graph: '{}': {}", path, graph.status().message()));

@@ -1,6 +1,12 @@
 #include "graph/json_read.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <set>
 
 namespace fusedgemm::json {
@@ -128,6 +134,41 @@ Result<Json> parse(std::string_view text, std::string_view reader) {
                   fmt::format("{}: not JSON: {}; legal: a JSON object (RFC 8259)", reader,
                               without_id(e.what())));
   }
+}
+
+Result<std::string> read_file(const std::string& path, std::string_view loader,
+                              std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  FG_CHECK(fd >= 0, ErrorCode::kIo,
+           fmt::format("{}: cannot open '{}': {}", loader, path, std::strerror(errno)));
+  struct stat info {};
+  std::string wrong;
+  std::string text;
+  if (::fstat(fd, &info) != 0) {
+    wrong = std::strerror(errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    wrong = fmt::format("it is a folder; legal: {}", what);
+  } else if (!S_ISREG(info.st_mode)) {
+    wrong = fmt::format("it is no regular file (a FIFO, device or socket); legal: {}", what);
+  } else if (info.st_size > kMaxFileBytes) {
+    wrong = fmt::format("{} bytes; legal: {} of at most {} bytes (256 MiB)", info.st_size, what,
+                        kMaxFileBytes);
+  } else {
+    text.resize(static_cast<std::size_t>(info.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) wrong = std::strerror(errno);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);  // a file that shrank meanwhile: what was there
+  }
+  ::close(fd);
+  FG_CHECK(wrong.empty(), ErrorCode::kIo,
+           fmt::format("{}: cannot read '{}': {}", loader, path, wrong));
+  return text;
 }
 
 std::string shown(const Json& value) {

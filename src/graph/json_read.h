@@ -30,6 +30,16 @@ inline constexpr int kMaxDepth = 64;
 
 Result<Json> parse(std::string_view text, std::string_view reader);
 
+// No graph or call file is larger: a graph of the most nodes validate takes (2^20) is about
+// 100 MiB of JSON.
+inline constexpr std::int64_t kMaxFileBytes = std::int64_t{256} << 20;
+
+// The text of a JSON file: a regular file of at most kMaxFileBytes, opened without blocking
+// (a FIFO never waits for a writer; /dev/zero is no regular file). Errors name `loader`
+// ("load_graph", "load_call") and say what was expected ("a graph JSON file").
+Result<std::string> read_file(const std::string& path, std::string_view loader,
+                              std::string_view what);
+
 // A JSON value as it appears in a message, cut short past 48 characters.
 std::string shown(const Json& value);
 

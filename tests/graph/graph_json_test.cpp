@@ -11,8 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "example_files.h"
@@ -466,6 +469,29 @@ TEST(GraphJson, LoadGraphOfDirectoryIsIo) {
   EXPECT_NE(g.status().message().find("it is a folder; legal: a graph JSON file"),
             std::string::npos)
       << g.status().message();
+}
+
+// What is no regular file is refused at once, never waited on or read without end: a FIFO
+// (a blocking open would wait for a writer), /dev/zero, a sparse file past 256 MiB.
+TEST(GraphJson, LoadGraphOfNoRegularFileOrAHugeOneIsIo) {
+  const std::string fifo = temp_path("fifo.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string huge = temp_path("huge.json");
+  std::ofstream(huge) << "{";
+  std::filesystem::resize_file(huge, std::uintmax_t{300} << 20);
+  for (const auto& [path, why] :
+       {std::pair<std::string, std::string>{fifo, "it is no regular file"},
+        {"/dev/zero", "it is no regular file"},
+        {huge, "314572800 bytes; legal: a graph JSON file of at most 268435456 bytes"}}) {
+    auto g = load_graph(path);
+    ASSERT_FALSE(g) << path;
+    EXPECT_EQ(g.status().code(), ErrorCode::kIo);
+    EXPECT_NE(g.status().message().find(fmt::format("load_graph: cannot read '{}': {}", path, why)),
+              std::string::npos)
+        << g.status().message();
+  }
+  std::filesystem::remove(fifo);
+  std::filesystem::remove(huge);
 }
 
 TEST(GraphJson, LoadGraphOfBadContentNamesFileAndField) {
