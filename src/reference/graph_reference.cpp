@@ -368,6 +368,7 @@ class Evaluator {
 
 Status check_reference_limits(const Graph& graph) {
   std::int64_t multiply_adds = 0;
+  std::int64_t held = 0;
   for (const Tensor& t : graph.tensors()) {
     if (t->dims().size() != kRank) continue;  // unused by any node, so never evaluated
     const auto count = checked::mul(checked::mul(t->dims()[0], t->dims()[1]), t->dims()[2]);
@@ -377,9 +378,29 @@ Status check_reference_limits(const Graph& graph) {
                          t->name(), to_string(dims_of(*t)),
                          count ? std::to_string(*count) : std::string("more than 2^63"),
                          kMaxReferenceElements));
+    // The reference keeps every tensor's values until the end.
+    held += *count;
+    FG_CHECK(held <= kMaxReferenceHeldValues, ErrorCode::kInvalidArgument,
+             fmt::format("reference_held_values: tensor '{}' brings the graph's tensors to {} "
+                         "values; legal: at most {} (2^30, 8 GiB of fp64) together for the fp64 "
+                         "reference",
+                         t->name(), held, kMaxReferenceHeldValues));
   }
   for (const Node& node : graph.nodes()) {
-    if (node.kind != NodeKind::kMatmul) continue;
+    if (node.kind != NodeKind::kMatmul) {
+      // An elementwise op or a reduction: one operation per value it reads.
+      const Dims in = dims_of(*node.inputs[0]);
+      const auto work = checked::add(in[0] * in[1] * in[2], multiply_adds);
+      FG_CHECK(work && *work <= kMaxReferenceMultiplyAdds, ErrorCode::kInvalidArgument,
+               fmt::format("reference_multiply_adds: node '{}': its {} input values bring the "
+                           "graph to {} operations (multiply-adds and elementwise); legal: at "
+                           "most {} (2^36) for the fp64 reference",
+                           node.name, in[0] * in[1] * in[2],
+                           work ? std::to_string(*work) : std::string("more than 2^63"),
+                           kMaxReferenceMultiplyAdds));
+      multiply_adds = *work;
+      continue;
+    }
     const Dims out = dims_of(*node.outputs[0]);
     const auto product =
         checked::mul(checked::mul(checked::mul(out[0], out[1]), out[2]), node.inputs[0]->dims()[2]);

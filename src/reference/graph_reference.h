@@ -83,11 +83,13 @@ Result<HostTensor> make_random_host_tensor(const TensorAttributes& tensor, Value
 using HostTensors = std::map<std::int64_t, HostTensor>;  // by tensor uid
 
 // What the fp64 reference evaluates within a few minutes on one core and a few GiB: at most
-// 2^28 values per tensor (2 GiB of fp64) and 2^36 multiply-adds over all matmuls (a
-// 4096-cubed GEMM). check_reference_limits refuses a graph past either (reference_tensor_
-// elements, reference_multiply_adds) before anything is allocated; evaluate and
-// make_random_inputs call it first.
+// 2^28 values per tensor (2 GiB of fp64), 2^30 over all tensors (it keeps every one), and
+// 2^36 operations: multiply-adds over all matmuls (a 4096-cubed GEMM) plus one per value
+// each elementwise op or reduction reads. check_reference_limits refuses a graph past any
+// (reference_tensor_elements, reference_held_values, reference_multiply_adds) before
+// anything is allocated; evaluate and make_random_inputs call it first.
 inline constexpr std::int64_t kMaxReferenceElements = std::int64_t{1} << 28;
+inline constexpr std::int64_t kMaxReferenceHeldValues = std::int64_t{1} << 30;
 inline constexpr std::int64_t kMaxReferenceMultiplyAdds = std::int64_t{1} << 36;
 // @pre graph validated.
 Status check_reference_limits(const Graph& graph);

@@ -573,4 +573,33 @@ TEST(ReferenceLimits, RefusesTooManyMultiplyAdds) {
   half.matmul(a2, b2)->set_output(true).set_data_type(DataType::kBFloat16);
   ASSERT_TRUE(half.validate());
   EXPECT_TRUE(reference::check_reference_limits(half));
+  // An elementwise op counts one operation per value it reads: a relu after it is past.
+  half.pointwise(half.nodes().back().outputs[0],
+                 PointwiseAttributes().set_name("relu").set_mode(PointwiseMode::kRelu))
+      ->set_output(true)
+      .set_data_type(DataType::kBFloat16);
+  ASSERT_TRUE(half.validate());
+  const Status past = reference::check_reference_limits(half);
+  EXPECT_TRUE(past.message().starts_with(
+      "reference_multiply_adds: node 'relu': its 8388608 input values bring the graph to "
+      "68727865344 operations"))
+      << past.message();
+}
+
+// The reference keeps every tensor's values: a chain of 64 ops on [1, 4096, 4096] holds
+// more than 2^30 values together, though each tensor is within its own limit.
+TEST(ReferenceLimits, RefusesMoreHeldValuesThanMemory) {
+  Graph g;
+  Tensor x = leaf(g, "x", {1, 4096, 4096}, DataType::kFloat32);
+  for (int i = 0; i < 64; ++i) {
+    x = g.pointwise(x, PointwiseAttributes().set_mode(PointwiseMode::kNeg));
+  }
+  x->set_output(true).set_data_type(DataType::kFloat32);
+  ASSERT_TRUE(g.validate()) << g.validate().message();
+  const Status s = reference::check_reference_limits(g);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(s.message().starts_with("reference_held_values: tensor ")) << s.message();
+  EXPECT_NE(s.message().find("legal: at most 1073741824 (2^30, 8 GiB of fp64) together"),
+            std::string::npos)
+      << s.message();
 }
