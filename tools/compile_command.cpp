@@ -10,6 +10,7 @@
 
 #include "api/kernel_build.h"
 #include "commands.h"
+#include "fallback/fallback_recipe.h"
 #include "fallback/program.h"
 #include "fallback/step_source.h"
 #include "fusedgemm/context.h"
@@ -53,6 +54,11 @@ const char* cache_outcome_text(jit::CacheOutcome outcome) {
 Outcome compile_fallback(Output& out, const Graph& graph, Context& context) {
   auto program = fallback::plan_program(graph);
   if (!program) return out.error(program.status()), Outcome::kError;
+  // What build() refuses is not compiled either (fallback_buffer_count: a graph of 2000
+  // matmuls kept NVRTC busy for minutes).
+  if (auto recipe = fallback::make_recipe(program.value()); !recipe) {
+    return out.error(recipe.status()), Outcome::kError;
+  }
   auto source = fallback::generate_step_source(program.value());
   if (!source) return out.error(source.status()), Outcome::kError;
   auto compiled = context.compile(source->source, jit::CompileOptions{});

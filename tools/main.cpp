@@ -41,7 +41,13 @@ int run_tool(int argc, char** argv) {
   run->add_option("--n", run_options.n, "columns of the problem");
   run->add_option("--k", run_options.k, "reduction extent of the problem");
   run->add_option("--batch", run_options.batch, "batch of the problem");
-  run->add_option("--seed", run_options.seed, "seed of the random inputs");
+  run->add_option("--seed", run_options.seed, "seed of the random inputs")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // A negative number would wrap to 2^64 - 1 and beyond unnoticed.
+            return text.starts_with("-") ? std::string("a seed from 0 to 2^64 - 1") : std::string();
+          },
+          "0 to 2^64 - 1"));
   run->add_option("--engine", run_options.engine,
                   "force an engine (default: fused, or fallback for a declined graph)")
       ->check(CLI::IsMember({"fused", "fallback"}));
@@ -66,7 +72,7 @@ int run_tool(int argc, char** argv) {
   compile
       ->add_option("--sm-count", compile_options.sm_count,
                    "multiprocessors the tile choice plans for (default: the local GPU's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   compile->add_option("--arch", compile_options.arch, "target architecture; only sm_90a")
       ->capture_default_str();
 

@@ -88,6 +88,7 @@ class BoundPack {
     std::int64_t shape[3] = {1, 1, 1};
     std::int64_t stride[3] = {1, 1, 1};
     DataType data_type = DataType::kNotSet;
+    bool read_only = false;
   };
 
   std::size_t size() const { return buffers_.size(); }

@@ -21,6 +21,9 @@ struct BufferView {
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> stride;
   DataType data_type = DataType::kNotSet;  // checked against the plan's when set
+  // The memory may be read, not written (a read-only array): rule read_only refuses it for
+  // an output, a tap or a quantized output.
+  bool read_only = false;
 
   static BufferView address(void* data) { return {data, false, {}, {}, DataType::kNotSet}; }
   static BufferView view(void* data, std::vector<std::int64_t> shape,

@@ -111,7 +111,9 @@ def _byte_strides_to_elements(byte_strides, itemsize, what):
 def _dlpack_view(value, what):
     device_type, device_id = value.__dlpack_device__()
     if device_type in (_DL_CPU, _DL_CUDA_HOST):
-        return _numpy_view(np.from_dlpack(value), what)
+        # numpy marks an array from a legacy DLPack capsule read-only whatever the producer's
+        # memory is (the capsule carries no flag): not a read-only array of the caller's.
+        return _numpy_view(np.from_dlpack(value), what)[:-1] + (False,)
     try:
         capsule = value.__dlpack__(stream=-1)  # -1: no synchronization (DLPack spec)
     except TypeError:
@@ -121,8 +123,9 @@ def _dlpack_view(value, what):
     strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else _dense_strides(shape)
     type_ = _dlpack_data_type(t.dtype.code, t.dtype.bits, t.dtype.lanes)
     where = f"cuda:{t.device.device_id}" if t.device.device_type == _DL_CUDA else None
-    # The capsule is not consumed: the producer's array keeps the memory alive.
-    return (t.data or 0) + t.byte_offset, shape, strides, type_, where, t.dtype.bits // 8, False
+    # The capsule is not consumed: the producer's array keeps the memory alive. (A legacy
+    # DLTensor carries no read-only flag.)
+    return (t.data or 0) + t.byte_offset, shape, strides, type_, where, t.dtype.bits // 8, False, False
 
 
 @functools.lru_cache(maxsize=None)
@@ -141,17 +144,19 @@ def _numpy_view(value, what):
         "host",
         itemsize,
         False,
+        not value.flags.writeable,
     )
 
 
 def _view(value, what):
-    """(address, shape, strides, data type or None, device or None, itemsize, is_torch)."""
+    """(address, shape, strides, data type or None, device or None, itemsize, is_torch,
+    read_only)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         index = value.get_device()
         where = "host" if index < 0 else f"cuda:{index}"
         return (value.data_ptr(), tuple(value.shape), value.stride(),
-                _torch_types(torch).get(value.dtype), where, value.element_size(), True)
+                _torch_types(torch).get(value.dtype), where, value.element_size(), True, False)
     if isinstance(value, np.ndarray):
         return _numpy_view(value, what)
     cai = getattr(value, "__cuda_array_interface__", None)
@@ -163,7 +168,7 @@ def _view(value, what):
         strides = (_dense_strides(shape) if byte_strides is None else
                    _byte_strides_to_elements(byte_strides, itemsize, what))
         return (cai["data"][0], shape, strides, _TYPESTR_TYPES.get(typestr[1:]), None, itemsize,
-                False)
+                False, bool(cai["data"][1]))
     if hasattr(value, "__dlpack__"):
         return _dlpack_view(value, what)
     raise TypeError(f"{what}: {type(value).__name__} is not an array; legal: PyTorch tensors, "
@@ -210,30 +215,32 @@ def _torch_stream_getter(torch):
 
 
 def resolve(buffers, device):
-    """Entries (key, address, shape, strides, data type) of a buffers dict, and what the call
-    needs from Python: the arrays to keep alive, the current-stream getter and its argument,
-    and the workspace allocator (each None where there is none)."""
+    """Entries (key, address, shape, strides, data type, read-only) of a buffers dict, and
+    what the call needs from Python: the arrays to keep alive, the current-stream getter and
+    its argument, and the workspace allocator (each None where there is none)."""
     if not isinstance(buffers, dict):
         raise TypeError(f"buffers: a dict from tensor names, uids or Tensors to arrays, not "
                         f"{type(buffers).__name__}")
+    # A snapshot first: it keeps every array alive however the dict changes meanwhile (an
+    # address read from an array the dict then dropped would point at freed memory).
+    keepalive = list(dict.items(buffers))
     entries = []
     uses_torch = False
-    for key, value in buffers.items():
+    for key, value in keepalive:
         if value is None:
             continue
         if isinstance(value, int) and not isinstance(value, bool):
-            entries.append((key, value, None, None, None))
+            entries.append((key, value, None, None, None, False))
             continue
         what = _Subject(key)
-        address, shape, strides, type_, where, _, is_torch = _view(value, what)
+        address, shape, strides, type_, where, _, is_torch, read_only = _view(value, what)
         _check_device(where, device, what)
         if type_ is None:
             dtype = getattr(value, "dtype", None)
             raise TypeError(f"{what}: element type {dtype} has no fusedgemm data type; legal: "
                             f"{_LEGAL}")
         uses_torch = uses_torch or is_torch
-        entries.append((key, address, shape, strides, type_))
-    keepalive = list(buffers.values())
+        entries.append((key, address, shape, strides, type_, read_only))
     if device == "host":
         return entries, keepalive, None, None, host_workspace
     if uses_torch:
@@ -256,9 +263,15 @@ def workspace(value, device):
     """(address, bytes) of a workspace array: the bytes its layout spans."""
     if isinstance(value, int) and not isinstance(value, bool):
         raise TypeError("workspace: an array (its size is the workspace's), not an address")
-    address, shape, strides, _, where, itemsize, _ = _view(value, "workspace")
+    address, shape, strides, _, where, itemsize, _, read_only = _view(value, "workspace")
+    if read_only:
+        raise TypeError("workspace: a read-only array; legal: writable memory (the call writes "
+                        "its workspace)")
     _check_device(where, device, "workspace")
     if any(extent == 0 for extent in shape):
         return address, 0
+    if any(stride < 0 for stride in strides):
+        raise TypeError(f"workspace: strides {tuple(strides)} go backwards; legal: an array "
+                        "with non-negative strides (a dense one)")
     span = 1 + sum((extent - 1) * stride for extent, stride in zip(shape, strides))
     return address, span * itemsize

@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "bindings.h"
 #include "fusedgemm/context.h"
 #include "fusedgemm/device.h"
+#include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 #include "py_plan.h"
 #include "runtime/device.h"
@@ -106,8 +108,21 @@ PyVerdict to_verdict(const std::string& rule, const std::string& message) {
   return {rule, message, non_empty(d.role), non_empty(d.tensor)};
 }
 
+// nb::cast<T>, or a TypeError naming `what`, the value and what would be legal (nanobind's
+// own error reads "std::bad_cast").
+template <class T>
+T cast_arg(nb::handle value, const std::string& what, const char* legal) {
+  try {
+    return nb::cast<T>(value);
+  } catch (const nb::cast_error&) {
+    throw nb::type_error(
+        (what + ": " + nb::cast<std::string>(nb::repr(value)) + "; legal: " + legal).c_str());
+  }
+}
+
 void* as_pointer(nb::handle value) {
-  return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(value));
+  return reinterpret_cast<void*>(
+      cast_arg<std::uintptr_t>(value, "address", "an integer from 0 to 2^64 - 1"));
 }
 
 void add_entry(VariantPack& pack, nb::handle key, BufferView view) {
@@ -165,10 +180,14 @@ std::optional<Resolved> resolve_exchange(const PyPlan& plan, nb::handle buffers)
   out.allocator = nb::none();
   out.pack.reserve(static_cast<std::size_t>(PyDict_Size(buffers.ptr())));
   bool first = true;
-  PyObject* key = nullptr;
-  PyObject* value = nullptr;
-  Py_ssize_t position = 0;
-  while (PyDict_Next(buffers.ptr(), &position, &key, &value)) {
+  // A snapshot of the items holds every key and array while they are read, however the dict
+  // changes meanwhile (a producer's call may run Python).
+  const nb::object items = checked(PyDict_Items(buffers.ptr()));
+  const Py_ssize_t count = PyList_GET_SIZE(items.ptr());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    PyObject* key = PyTuple_GET_ITEM(item, 0);
+    PyObject* value = PyTuple_GET_ITEM(item, 1);
     if (value == Py_None) continue;
     const ArrayTypeCache& cache = array_type(plan, Py_TYPE(value));
     if (cache.api == nullptr) return std::nullopt;
@@ -207,7 +226,7 @@ std::optional<Resolved> resolve_exchange(const PyPlan& plan, nb::handle buffers)
       out.allocator = cache.allocator;
     }
   }
-  out.keepalive = checked(PyDict_Values(buffers.ptr()));
+  out.keepalive = items;
   return out;
 }
 
@@ -226,9 +245,10 @@ Resolved resolve(const PyPlan& plan, nb::handle buffers) {
     }
     const DataType type =
         entry[4].is_none() ? DataType::kNotSet : parse_data_type(nb::cast<std::string>(entry[4]));
-    add_entry(out.pack, entry[0],
-              BufferView::view(data, nb::cast<std::vector<std::int64_t>>(entry[2]),
-                               nb::cast<std::vector<std::int64_t>>(entry[3]), type));
+    BufferView view = BufferView::view(data, nb::cast<std::vector<std::int64_t>>(entry[2]),
+                                       nb::cast<std::vector<std::int64_t>>(entry[3]), type);
+    view.read_only = nb::cast<bool>(entry[5]);
+    add_entry(out.pack, entry[0], std::move(view));
   }
   out.keepalive = nb::borrow(r[1]);
   out.stream.getter = nb::borrow(r[2]);
@@ -331,15 +351,21 @@ PyBound bind(const PyPlan& self, nb::handle buffers) {
 
 std::shared_ptr<Device> make_device(nb::handle device) {
   if (device.is_none()) return default_device();
-  if (PyLong_Check(device.ptr())) return value_or_raise(make_cuda_device(nb::cast<int>(device)));
+  if (PyLong_Check(device.ptr())) {
+    return value_or_raise(
+        make_cuda_device(cast_arg<int>(device, "device", "an ordinal from 0 to 2^31 - 1")));
+  }
   const std::string spelling = nb::cast<std::string>(nb::str(device));
   if (spelling == "host") return make_host_device();
   if (spelling == "cuda") return value_or_raise(make_cuda_device(0));
   if (spelling.rfind("cuda:", 0) == 0) {
-    try {
-      return value_or_raise(make_cuda_device(std::stoi(spelling.substr(5))));
-    } catch (const std::logic_error&) {
-      // std::stoi: not a number; reported below with the legal spellings.
+    // The whole rest a decimal ordinal ("cuda:0x" is no device); else reported below.
+    int ordinal = -1;
+    const char* first = spelling.data() + 5;
+    const char* last = spelling.data() + spelling.size();
+    const auto [end, error] = std::from_chars(first, last, ordinal);
+    if (error == std::errc() && end == last && first != last) {
+      return value_or_raise(make_cuda_device(ordinal));
     }
   }
   throw nb::value_error(("device '" + spelling +
@@ -351,21 +377,24 @@ std::shared_ptr<Device> make_device(nb::handle device) {
 KernelTuning make_tuning(const nb::dict& tuning) {
   KernelTuning t;
   for (auto [key, value] : tuning) {
-    const std::string k = nb::cast<std::string>(key);
+    const std::string k = cast_arg<std::string>(key, "tuning: key", "a string");
+    const std::string what = "tuning '" + k + "'";
+    const auto integer = [&] { return cast_arg<int>(value, what, "an integer of 32 bits"); };
+    const auto flag = [&] { return cast_arg<bool>(value, what, "True or False"); };
     if (k == "tile_m")
-      t.tile_m = nb::cast<int>(value);
+      t.tile_m = integer();
     else if (k == "tile_n")
-      t.tile_n = nb::cast<int>(value);
+      t.tile_n = integer();
     else if (k == "split_n")
-      t.split_n = nb::cast<bool>(value);
+      t.split_n = flag();
     else if (k == "cluster_m")
-      t.cluster_m = nb::cast<int>(value);
+      t.cluster_m = integer();
     else if (k == "cluster_n")
-      t.cluster_n = nb::cast<int>(value);
+      t.cluster_n = integer();
     else if (k == "stages")
-      t.stages = nb::cast<int>(value);
+      t.stages = integer();
     else if (k == "dependent_launch")
-      t.dependent_launch = nb::cast<bool>(value);
+      t.dependent_launch = flag();
     else {
       throw nb::value_error(("tuning: unknown key '" + k +
                              "'; legal: tile_m, tile_n, split_n, cluster_m, cluster_n, stages, "
@@ -389,10 +418,15 @@ PyPlan build_plan(Graph& graph, nb::handle device, std::optional<std::string> en
   }
   if (tuning) options.tuning = make_tuning(*tuning);
   nb::object arrays = nb::module_::import_("fusedgemm._arrays");
+  // build() validates its graph in place. That happens here, with the GIL held, so threads
+  // building from one Graph (or changing it) never race on it; the build itself, kernel
+  // compiles and all, runs on a private copy with the GIL released.
+  check(graph.validate());
+  Graph copy = value_or_raise(graph_from_json(graph_to_json(graph)));
   std::optional<Result<Plan>> plan;
   {
     nb::gil_scoped_release release;
-    plan.emplace(build(graph, options));
+    plan.emplace(build(copy, options));
   }
   Plan p = value_or_raise(std::move(*plan));
   const Device& d = p.device();

@@ -176,3 +176,34 @@ def test_a_dict_call_keeps_no_array_alive(seed):
     plan.execute({**inputs, "D": d})
     del d, storage
     assert watch() is None
+
+
+def test_threads_build_from_one_graph_at_once(seed):
+    graph = fusedgemm.load_graph(str(EXAMPLES / "aux_bias.json"))
+
+    def build(_):
+        return fusedgemm.build(graph, device="host")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        plans = list(pool.map(build, range(24)))
+    inputs, outputs = call_buffers(graph, seed)
+    plans[-1].execute({**inputs, **outputs})
+    assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed
+
+
+def test_a_dict_that_drops_an_array_while_it_is_read_is_read_as_it_was(seed):
+    graph, plan = host_plan(EXAMPLES / "plain.json")
+    inputs, outputs = call_buffers(graph, seed)
+
+    class Shrinking(dict):
+        """Drops its output from its items as they are listed (and from itself)."""
+
+        def items(self):
+            listed = list(super().items())
+            self.pop("D", None)
+            return listed
+
+    buffers = Shrinking({**inputs, "D": outputs.pop("D")})
+    plan.execute(buffers)
+    assert "D" in buffers  # read through the dict itself, not its items()
+    assert reference.evaluate(graph, inputs).compare("D", buffers["D"]).passed

@@ -138,3 +138,37 @@ def test_a_legal_call_is_legal(plain):
     verdict = plan.explain({**inputs, **outputs})
     assert verdict.legal and bool(verdict) and verdict.rule is None
     assert _untouched(outputs["D"])  # explain launches nothing
+
+
+def test_a_read_only_output_is_refused_by_read_only_and_inputs_may_be_read_only(plain):
+    graph, plan, inputs, outputs = plain
+    d = outputs["D"]
+    d.flags.writeable = False
+    _refuse(plan, {**inputs, "D": d}, "read_only", "output", "D")
+    assert _untouched(d)
+    # Read-only inputs are read as any others.
+    for array in inputs.values():
+        array.flags.writeable = False
+    d.flags.writeable = True
+    plan.execute({**inputs, **outputs})
+    assert reference.evaluate(graph, inputs).compare("D", d).passed
+
+
+def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
+    graph, plan, inputs, outputs = plain
+    for address in (-1, 2**70):
+        with pytest.raises(TypeError, match=r"address: .*; legal: an integer from 0 to 2\^64"):
+            plan.execute({**inputs, **outputs, "D": address})
+    with pytest.raises(TypeError, match="device: 1099511627776; legal: an ordinal"):
+        fusedgemm.build(graph, device=2**40)
+    with pytest.raises(ValueError, match="device 'cuda:0x'"):
+        fusedgemm.build(graph, device="cuda:0x")
+    for tuning, match in (({"tile_m": 10**30}, "tuning 'tile_m': 1000000000000000000000000000000"),
+                          ({"split_n": "yes"}, "tuning 'split_n': 'yes'; legal: True or False"),
+                          ({"tile_m": None}, "tuning 'tile_m': None"),
+                          ({1: 2}, "tuning: key: 1; legal: a string")):
+        with pytest.raises(TypeError, match=match):
+            fusedgemm.build(graph, device="host", tuning=tuning)
+    backwards = np.zeros(1024, np.uint8)[::-1]
+    with pytest.raises(TypeError, match="workspace: strides .* go backwards"):
+        plan.execute({**inputs, **outputs}, workspace=backwards)

@@ -97,6 +97,20 @@ std::string buffer_missing_explain(const Recipe& recipe, const CallView&, int ro
       who(r), recipe.slots[r.slot].uid);
 }
 
+// --- read_only --------------------------------------------------------------------------
+
+int read_only_violation(const Recipe& recipe, const CallView& view) noexcept {
+  return first_role(
+      view, [&](int i) { return recipe.roles[i].written && view.layout->roles[i].read_only; });
+}
+
+std::string read_only_explain(const Recipe& recipe, const CallView&, int role) {
+  return fmt::format(
+      "read_only: {}: its buffer is read-only (a read-only array); legal: writable memory for "
+      "every output, tap and quantized output",
+      who(recipe.roles[role]));
+}
+
 // --- view_rank --------------------------------------------------------------------------
 
 // Aux views may drop leading axes ([N] is a bias of [1, 1, N], a rank-0 view a scalar);

@@ -16,6 +16,7 @@ namespace fusedgemm::recipe::call_rules {
 
 FG_CALL_RULE(device_current);
 FG_CALL_RULE(buffer_missing);
+FG_CALL_RULE(read_only);
 FG_CALL_RULE(view_rank);
 FG_CALL_RULE(data_type);
 FG_CALL_RULE(tap_element_width);

@@ -95,6 +95,7 @@ void resolve_layout(const Recipe& recipe, const BoundPack& pack, CallLayout& lay
     RoleLayout& rl = layout.roles[i];
     rl.rank = buffer.is_view ? buffer.rank : kRank;
     rl.data_type = buffer.data_type;
+    rl.read_only = buffer.read_only;
     rl.given = given_layout(role, buffer);
     // A block scale is read in the order its operand is read: its own block counts cannot
     // tell the orders apart wherever ceil(N / 128) == ceil(K / 128).

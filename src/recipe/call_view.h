@@ -33,6 +33,7 @@ struct RoleLayout {
   Layout given;                            // declared axis order, leading axes of extent 1 added
   Layout kernel;                           // kernel axis order
   DataType data_type = DataType::kNotSet;  // as the view said
+  bool read_only = false;                  // as the buffer said
 };
 
 // Everything about a call that its buffers' layouts fix: computed when a pack is bound,

@@ -423,6 +423,7 @@ constexpr std::array kRules = {
   }
     FG_CALL_ROW(device_current, true, "the plan's device is the current device"),
     FG_CALL_ROW(buffer_missing, true, "a non-null buffer for every tensor of the plan"),
+    FG_CALL_ROW(read_only, false, "outputs, taps and quantized outputs are writable memory"),
     FG_CALL_ROW(view_rank, false, "views of rank 3 (aux: 0 to 3, aligned to the last axes)"),
     FG_CALL_ROW(data_type, false, "a view's data type, when given, is the declared one"),
     FG_CALL_ROW(tap_element_width, false, "tap elements are 4 bytes wide"),

@@ -104,6 +104,7 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
     b.data = view.data;
     b.is_view = view.is_view;
     b.data_type = view.data_type;
+    b.read_only = view.read_only;
     b.rank = view.is_view ? static_cast<int>(view.shape.size()) : kRank;
     for (std::size_t i = 0; view.is_view && i < view.shape.size() && i < kRank; ++i) {
       b.shape[i] = view.shape[i];

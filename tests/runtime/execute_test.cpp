@@ -387,6 +387,28 @@ TEST(Execute, AScalarAuxTakesAViewOfRankZero) {
   EXPECT_TRUE(call->all_canary());
 }
 
+// Read-only memory is for inputs: every input marked read-only is read as before (outputs
+// so marked are refused: the illegal-call table's read_only case).
+TEST(Execute, ReadOnlyInputsAreRead) {
+  auto fg = make_flavor_graph(Flavor::kAuxColumn, {.batch = 2, .m = 40, .n = 56, .k = 24});
+  ASSERT_TRUE(fg) << fg.status().message();
+  auto plan = build(fg->graph, BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(fg->graph, 17);
+  ASSERT_TRUE(call) << call.status().message();
+  VariantPack pack;
+  for (const auto& t : call->tensors()) {
+    BufferView v = BufferView::address(t.buffer->data());
+    v.read_only = !t.written;
+    pack.set(t.name, v);
+  }
+  call->prepare();
+  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(fg->graph));
+  EXPECT_TRUE(call->outside_untouched());
+}
+
 // A plan is immutable and its deferral counters are atomic: four threads executing one plan
 // on their own buffers all get the reference's answer.
 TEST(Execute, OnePlanFromFourThreadsAtOnce) {

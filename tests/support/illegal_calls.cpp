@@ -201,6 +201,12 @@ const std::vector<IllegalCase>& illegal_cases() {
        [](CallBuffers& c) {
          return Changes{{"T_min", view(c, "T_min", {3, 1, 48}, {16, 48, 1})}};
        }},
+      {"read_only", "tap", "T_max", "its buffer is read-only", Flavor::kTapsRow, kBatched,
+       [](CallBuffers& c) {
+         BufferView v = view(c, "T_max", {3, 40, 1}, {40, 1, 1});
+         v.read_only = true;
+         return Changes{{"T_max", v}};
+       }},
       {"view_rank", "aux", "aux", "rank 4", Flavor::kAuxColumn, kPlain,
        [](CallBuffers& c) {
          return Changes{{"aux", view(c, "aux", {1, 1, 1, 100}, {100, 100, 100, 1})}};
