@@ -54,7 +54,13 @@ Result<Plan> build_fallback(const Graph& graph, std::optional<Decline> decline,
                             std::shared_ptr<Device> device, const BuildOptions& options) {
   FG_ASSIGN_OR_RETURN(fallback::Program planned, fallback::plan_program(graph));
   auto program = std::make_shared<const fallback::Program>(std::move(planned));
-  FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, fallback::make_recipe(*program));
+  Result<recipe::Recipe> made = fallback::make_recipe(*program);
+  if (!made && decline) {  // neither engine runs the graph: say why the first declined
+    return Status(
+        made.status().code(),
+        made.status().message() + "; the fused engine declined it too: " + decline->message);
+  }
+  FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, std::move(made));
   std::shared_ptr<const runtime::Runner> runner;
   if (device->is_host()) {
     runner = fallback::make_host_runner(program);

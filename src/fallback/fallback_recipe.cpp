@@ -8,8 +8,17 @@
 #include "recipe/limits.h"
 
 namespace fusedgemm::fallback {
+namespace {
+// Steps one plan runs: each is a kernel of the one translation unit NVRTC compiles for the
+// plan, 256 of them in 10 s (2026-12-05, this VM); a graph of 20,000 would take an hour.
+constexpr std::size_t kMaxSteps = 512;
+}  // namespace
 
 Result<recipe::Recipe> make_recipe(const Program& program) {
+  FG_CHECK(program.steps.size() <= kMaxSteps, ErrorCode::kUnavailable,
+           fmt::format("fallback_step_count: graph '{}' plans {} steps (matmuls, pointwise "
+                       "operations, reductions); legal: at most {}",
+                       program.graph_name, program.steps.size(), kMaxSteps));
   FG_CHECK(program.buffers.size() <= static_cast<std::size_t>(recipe::kMaxRoles),
            ErrorCode::kUnavailable,
            fmt::format("fallback_buffer_count: graph '{}' has {} caller buffers (inputs and "

@@ -31,5 +31,10 @@ std::int64_t bytes_of(DataType type, std::int64_t elements);
 
 // Accumulators one CTA keeps in registers; each GEMM of a multi-GEMM graph adds one tile.
 inline constexpr int kMaxGemms = 4;
+// Pointwise operations one fused epilogue computes. NVRTC's time grows fast past it: each op
+// is unrolled over every value a thread holds (128 of a 128x256 tile), and a chain of 32
+// relus compiled in 9 s, of 64 in 108 s and 2.3 GB (2026-12-05, this VM). A graph with more
+// runs on the fallback engine.
+inline constexpr int kMaxEpilogueOps = 32;
 
 }  // namespace fusedgemm::recipe

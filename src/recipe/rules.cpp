@@ -1,5 +1,6 @@
 #include "recipe/rules.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -44,6 +45,33 @@ std::string gemm_count_explain(const FusionProgram& p, int item) {
   return fmt::format("gemm_count: {}: matmul '{}' is matmul {} of {}; legal: at most {} matmuls",
                      role_tensor(p, Role::kA, p.operands[g.a].buffer), g.name, item + 1,
                      p.gemms.size(), kMaxGemms);
+}
+
+// --- epilogue_ops -----------------------------------------------------------------------
+
+int epilogue_ops_violation(const FusionProgram& p) noexcept {
+  int ops = 0;
+  for (std::size_t i = 0; i < p.epilogue.size(); ++i) {
+    if (p.epilogue[i].op == fusion::EpilogueOp::kPointwise && ++ops > kMaxEpilogueOps) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+std::string epilogue_ops_explain(const FusionProgram& p, int item) {
+  const auto ops = std::count_if(p.epilogue.begin(), p.epilogue.end(), [](const auto& node) {
+    return node.op == fusion::EpilogueOp::kPointwise;
+  });
+  // The message names the graph's first store: the epilogue computes for its stores.
+  const std::string store = !p.outputs.empty() ? role_tensor(p, Role::kOutput, p.outputs[0].buffer)
+                            : !p.taps.empty()
+                                ? role_tensor(p, Role::kTap, p.taps[0].buffer)
+                                : role_tensor(p, Role::kOutput, p.quantized_outputs[0].buffer);
+  return fmt::format(
+      "epilogue_ops: {}: its epilogue computes {} pointwise operations, '{}' the {}th; legal: "
+      "at most {} in one fused kernel (its compile time grows fast past them)",
+      store, ops, p.epilogue[item].name, kMaxEpilogueOps + 1, kMaxEpilogueOps);
 }
 
 // --- operand_data_type ------------------------------------------------------------------
@@ -388,6 +416,8 @@ constexpr std::array kRules = {
     // Build: the support gate checks these on the fusion program.
     Rule{"gemm_count", RuleScope::kBuild, "at most 4 matmuls", gemm_count_violation,
          gemm_count_explain},
+    Rule{"epilogue_ops", RuleScope::kBuild, "at most 32 pointwise operations in the epilogue",
+         epilogue_ops_violation, epilogue_ops_explain},
     Rule{"operand_data_type", RuleScope::kBuild, "bf16 x bf16, fp16 x fp16, or fp8/fp4 x fp8/fp4",
          operand_type_violation, operand_type_explain},
     Rule{"layout_group_major", RuleScope::kBuild, "the same role of several matmuls has one major",

@@ -276,6 +276,12 @@ const std::vector<RuleCase>& cases() {
          }
          store(sum, "D", kBf16);
        }},
+      {"epilogue_ops", "output", "D", "computes 33 pointwise operations",
+       [](Graph& g, bool legal) {
+         Tensor x = acc_bf16(g);
+         for (int i = 0; i < (legal ? 32 : 33); ++i) x = g.pointwise(x, op(PointwiseMode::kRelu));
+         store(x, "D", kBf16);
+       }},
       {"kernel_buffer_count", "aux", "aux14", "parameter 17 of 18",
        [](Graph& g, bool legal) {
          Tensor sum = acc_bf16(g);

@@ -506,7 +506,10 @@ namespace {
 // intermediate of the fp64 reference kept at once, 10 GB at 256x256). It builds, runs on
 // the fused engine of the host device and matches the reference, which now holds two
 // values at a time.
-TEST(Execute, ATwentyThousandNodeChainMatchesTheReference) {
+// A long epilogue chain: 32 pointwise ops fuse (kMaxEpilogueOps), 33 run on the fallback
+// engine, both right; 20,000 are refused by both engines, each rule named (NVRTC would
+// compile either for hours), after validation took the 20,000 nodes without recursion.
+Graph chain_of(int ops) {
   Graph g;
   auto a = g.tensor(
       TensorAttributes().set_name("A").set_dim({1, 16, 32}).set_data_type(DataType::kBFloat16));
@@ -516,21 +519,46 @@ TEST(Execute, ATwentyThousandNodeChainMatchesTheReference) {
                         .set_stride({512, 1, 32})
                         .set_data_type(DataType::kBFloat16));
   Tensor x = g.matmul(a, b);
-  for (int i = 1; i < 20000; ++i) {
+  for (int i = 0; i < ops; ++i) {
     x = g.pointwise(
         x, PointwiseAttributes().set_mode(i % 2 ? PointwiseMode::kAbs : PointwiseMode::kNeg));
   }
   x->set_output(true).set_name("D").set_data_type(DataType::kFloat32);
-  ASSERT_TRUE(g.validate()) << g.validate().message();
-  auto plan = build(g, BuildOptions{make_host_device()});
-  ASSERT_TRUE(plan) << plan.status().message();
-  EXPECT_EQ(plan->engine(), Engine::kFused);
-  auto call = CallBuffers::make(g, 3);
-  ASSERT_TRUE(call) << call.status().message();
-  call->prepare();
-  ASSERT_TRUE(plan->execute(call->pack(), {}, nullptr));
-  EXPECT_TRUE(call->matches_reference(g));
-  EXPECT_TRUE(call->outside_untouched());
+  return g;
+}
+
+TEST(Execute, LongChainsFuseUpToTheLimitAndRunUnfusedPastIt) {
+  for (const auto& [ops, engine] :
+       {std::pair{32, Engine::kFused}, std::pair{33, Engine::kFallback}}) {
+    SCOPED_TRACE(fmt::format("{} ops", ops));
+    Graph g = chain_of(ops);
+    ASSERT_TRUE(g.validate()) << g.validate().message();
+    auto plan = build(g, BuildOptions{make_host_device()});
+    ASSERT_TRUE(plan) << plan.status().message();
+    EXPECT_EQ(plan->engine(), engine);
+    if (engine == Engine::kFallback) {
+      ASSERT_TRUE(plan->declined().has_value());
+      EXPECT_EQ(plan->declined()->rule, "epilogue_ops");
+    }
+    auto call = CallBuffers::make(g, 3);
+    ASSERT_TRUE(call) << call.status().message();
+    call->prepare();
+    std::vector<float> workspace((plan->workspace_bytes() + 3) / 4);
+    ASSERT_TRUE(plan->execute(call->pack(), {workspace.data(), workspace.size() * 4}, nullptr));
+    EXPECT_TRUE(call->matches_reference(g));
+    EXPECT_TRUE(call->outside_untouched());
+  }
+  Graph huge = chain_of(20000);
+  ASSERT_TRUE(huge.validate()) << huge.validate().message();
+  auto plan = build(huge, BuildOptions{make_host_device()});
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.status().code(), ErrorCode::kUnavailable);
+  EXPECT_TRUE(
+      plan.status().message().starts_with("fallback_step_count: graph '' plans 20004 steps"))
+      << plan.status().message();
+  EXPECT_NE(plan.status().message().find("the fused engine declined it too: epilogue_ops: "),
+            std::string::npos)
+      << plan.status().message();
 }
 
 }  // namespace
