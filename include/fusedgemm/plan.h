@@ -93,7 +93,9 @@ class BoundPack {
 
   std::size_t size() const { return buffers_.size(); }
   const Buffer& operator[](std::size_t slot) const { return buffers_[slot]; }
-  // Re-points one buffer, keeping its view; `slot` comes from Plan::slot_of.
+  // Re-points one buffer, keeping its view (extents, strides, data type and read-only flag:
+  // the new memory is taken to be as writable as the bound one); `slot` comes from
+  // Plan::slot_of.
   void set_data(std::size_t slot, void* data) { buffers_[slot].data = data; }
 
  private:

@@ -88,6 +88,19 @@ class _DLTensor(ctypes.Structure):
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+
+def _dlpack_versioned(value):
+    """Whether `value` exports DLPack 1.x capsules, whose flags say read-only (numpy marks its
+    array so); a legacy capsule has no flag, and numpy marks every array from one read-only."""
+    try:
+        capsule = value.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        return False
+    return _capsule_name(capsule) == b"dltensor_versioned"
 
 
 def _dense_strides(shape):
@@ -111,9 +124,9 @@ def _byte_strides_to_elements(byte_strides, itemsize, what):
 def _dlpack_view(value, what):
     device_type, device_id = value.__dlpack_device__()
     if device_type in (_DL_CPU, _DL_CUDA_HOST):
-        # numpy marks an array from a legacy DLPack capsule read-only whatever the producer's
-        # memory is (the capsule carries no flag): not a read-only array of the caller's.
-        return _numpy_view(np.from_dlpack(value), what)[:-1] + (False,)
+        view = _numpy_view(np.from_dlpack(value), what)
+        # numpy's read-only flag is the producer's only where a versioned capsule carried it.
+        return view if _dlpack_versioned(value) else view[:-1] + (False,)
     try:
         capsule = value.__dlpack__(stream=-1)  # -1: no synchronization (DLPack spec)
     except TypeError:

@@ -78,3 +78,31 @@ def test_a_bare_address_is_read_as_the_declared_layout(seed):
     want = a.astype(np.float64)[0] @ b.astype(np.float64)[0]
     rel = np.linalg.norm(d[0].astype(np.float64) - want) / np.linalg.norm(want)
     assert rel < reference.relative_tolerance("fp16")
+
+
+class VersionedDLPack:
+    """DLPack 1.x: its capsule carries the producer's read-only flag."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_a_read_only_output_through_versioned_dlpack_is_refused(seed):
+    _, plan = fp16_plain()
+    a, b = _inputs(seed)
+    d = np.full((1, 64, 32), np.nan, np.float16)
+    d.flags.writeable = False
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.execute({"A": a, "B": b, "D": VersionedDLPack(d)})
+    assert info.value.rule == "read_only"
+    assert np.isnan(d).all()
+    # Writable, the same wrapper is written.
+    d = np.full((1, 64, 32), np.nan, np.float16)
+    plan.execute({"A": VersionedDLPack(a), "B": b, "D": VersionedDLPack(d)})
+    assert not np.isnan(d).any()

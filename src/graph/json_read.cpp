@@ -138,6 +138,7 @@ Result<Json> parse(std::string_view text, std::string_view reader) {
 
 Result<std::string> read_file(const std::string& path, std::string_view loader,
                               std::string_view what) {
+  // Opened without blocking: a FIFO with no writer must not hang the open.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   FG_CHECK(fd >= 0, ErrorCode::kIo,
            fmt::format("{}: cannot open '{}': {}", loader, path, std::strerror(errno)));
@@ -148,22 +149,29 @@ Result<std::string> read_file(const std::string& path, std::string_view loader,
     wrong = std::strerror(errno);
   } else if (S_ISDIR(info.st_mode)) {
     wrong = fmt::format("it is a folder; legal: {}", what);
-  } else if (!S_ISREG(info.st_mode)) {
-    wrong = fmt::format("it is no regular file (a FIFO, device or socket); legal: {}", what);
-  } else if (info.st_size > kMaxFileBytes) {
+  } else if (S_ISREG(info.st_mode) && info.st_size > kMaxFileBytes) {
     wrong = fmt::format("{} bytes; legal: {} of at most {} bytes (256 MiB)", info.st_size, what,
                         kMaxFileBytes);
   } else {
-    text.resize(static_cast<std::size_t>(info.st_size));
+    // A pipe (`validate <(cat g.json)`, /dev/stdin) is read to its end, blocking again, and
+    // refused past the limit like a file (/dev/zero never ends).
+    if (!S_ISREG(info.st_mode)) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    const auto limit = static_cast<std::size_t>(kMaxFileBytes);
     std::size_t got = 0;
-    while (got < text.size()) {
+    while (got <= limit) {
+      text.resize(std::min(got + kChunk, limit + 1));
       const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) wrong = std::strerror(errno);
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
-    text.resize(got);  // a file that shrank meanwhile: what was there
+    text.resize(got);
+    if (wrong.empty() && got > limit) {
+      wrong = fmt::format("more than {} bytes; legal: {} of at most {} bytes (256 MiB)", limit,
+                          what, limit);
+    }
   }
   ::close(fd);
   FG_CHECK(wrong.empty(), ErrorCode::kIo,

@@ -34,9 +34,9 @@ Result<Json> parse(std::string_view text, std::string_view reader);
 // 100 MiB of JSON.
 inline constexpr std::int64_t kMaxFileBytes = std::int64_t{256} << 20;
 
-// The text of a JSON file: a regular file of at most kMaxFileBytes, opened without blocking
-// (a FIFO never waits for a writer; /dev/zero is no regular file). Errors name `loader`
-// ("load_graph", "load_call") and say what was expected ("a graph JSON file").
+// The text of a JSON file of at most kMaxFileBytes: a regular file, or a pipe read to its
+// end (an open never waits for a writer; /dev/zero is refused at the limit). Errors name
+// `loader` ("load_graph", "load_call") and say what was expected ("a graph JSON file").
 Result<std::string> read_file(const std::string& path, std::string_view loader,
                               std::string_view what);
 

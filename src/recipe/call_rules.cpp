@@ -189,8 +189,9 @@ std::string batch_explain(const Recipe& recipe, const CallView& view, int role) 
   const std::int64_t b = view.layout->problem.batch;
   const std::string legal =
       r.batch == BatchRule::kBroadcast
-          ? (is_tap(r) ? std::string("1 (the tap reduces over the batch)")
-                       : fmt::format("1 (declared as broadcast), or {} of stride 0", b))
+          ? (is_tap(r)   ? std::string("1 (the tap reduces over the batch)")
+             : r.written ? std::string("1, as declared")
+                         : fmt::format("1 (declared as broadcast), or {} of stride 0", b))
       : r.batch == BatchRule::kFull || b == 1
           ? fmt::format("{}, the call's batch", b)
           : fmt::format("1 (broadcast) or {}, the call's batch", b);

@@ -69,9 +69,9 @@ std::string epilogue_ops_explain(const FusionProgram& p, int item) {
                                 ? role_tensor(p, Role::kTap, p.taps[0].buffer)
                                 : role_tensor(p, Role::kOutput, p.quantized_outputs[0].buffer);
   return fmt::format(
-      "epilogue_ops: {}: its epilogue computes {} pointwise operations, '{}' the {}th; legal: "
-      "at most {} in one fused kernel (its compile time grows fast past them)",
-      store, ops, p.epilogue[item].name, kMaxEpilogueOps + 1, kMaxEpilogueOps);
+      "epilogue_ops: {}: its epilogue computes {} pointwise operations (operation {} computes "
+      "'{}'); legal: at most {} in one fused kernel (its compile time grows fast past them)",
+      store, ops, kMaxEpilogueOps + 1, p.epilogue[item].name, kMaxEpilogueOps);
 }
 
 // --- operand_data_type ------------------------------------------------------------------

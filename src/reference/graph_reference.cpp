@@ -388,14 +388,21 @@ Status check_reference_limits(const Graph& graph) {
   }
   for (const Node& node : graph.nodes()) {
     if (node.kind != NodeKind::kMatmul) {
-      // An elementwise op or a reduction: one operation per value it reads.
-      const Dims in = dims_of(*node.inputs[0]);
-      const auto work = checked::add(in[0] * in[1] * in[2], multiply_adds);
+      // An elementwise op or a reduction: one operation per value of its largest tensor (a
+      // reduction's input, a broadcasting op's output).
+      std::int64_t values = 0;
+      for (const auto* list : {&node.inputs, &node.outputs}) {
+        for (const Tensor& t : *list) {
+          const Dims d = dims_of(*t);
+          values = std::max(values, d[0] * d[1] * d[2]);  // each within 2^28 (above)
+        }
+      }
+      const auto work = checked::add(values, multiply_adds);
       FG_CHECK(work && *work <= kMaxReferenceMultiplyAdds, ErrorCode::kInvalidArgument,
-               fmt::format("reference_multiply_adds: node '{}': its {} input values bring the "
-                           "graph to {} operations (multiply-adds and elementwise); legal: at "
-                           "most {} (2^36) for the fp64 reference",
-                           node.name, in[0] * in[1] * in[2],
+               fmt::format("reference_multiply_adds: node '{}': its {} values bring the graph "
+                           "to {} operations (multiply-adds and elementwise); legal: at most {} "
+                           "(2^36) for the fp64 reference",
+                           node.name, values,
                            work ? std::to_string(*work) : std::string("more than 2^63"),
                            kMaxReferenceMultiplyAdds));
       multiply_adds = *work;

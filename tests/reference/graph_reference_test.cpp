@@ -581,7 +581,7 @@ TEST(ReferenceLimits, RefusesTooManyMultiplyAdds) {
   ASSERT_TRUE(half.validate());
   const Status past = reference::check_reference_limits(half);
   EXPECT_TRUE(past.message().starts_with(
-      "reference_multiply_adds: node 'relu': its 8388608 input values bring the graph to "
+      "reference_multiply_adds: node 'relu': its 8388608 values bring the graph to "
       "68727865344 operations"))
       << past.message();
 }

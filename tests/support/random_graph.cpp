@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "fusion/analyze.h"
+#include "recipe/limits.h"
+#include "recipe/rules.h"
 #include "support/random_graph_generator.h"
 
 namespace fusedgemm::test {
@@ -23,6 +26,13 @@ constexpr Break kBreaks[] = {
     Break::kOperandMajor8bit,    Break::kBlockScaleShape, Break::kContiguousExtent,
     Break::kStrideAlignment,     Break::kAuxDataType,     Break::kOutputDataType,
 };
+
+// Where rule `id` stands in the table (the first refusal in table order is the one named).
+std::ptrdiff_t table_index(std::string_view id) {
+  const auto& table = recipe::rule_table();
+  return std::find_if(table.begin(), table.end(), [&](const auto& r) { return r.id == id; }) -
+         table.begin();
+}
 
 std::string_view rule_of(Break b) {
   switch (b) {
@@ -86,9 +96,24 @@ Result<RandomGraph> Generator::run() {
   choose_taps();
   keep_live();
   result_.expected_decline = std::string(rule_of(brk_));
-  result_.summary = fmt::format("{}", fmt::join(parts_, " | "));
-  if (brk_ != Break::kNone) result_.summary += fmt::format(" | declines {}", rule_of(brk_));
   FG_TRY(g().validate());
+  // Past the pointwise operations one fused epilogue takes (the live ones, as analyze keeps
+  // them), epilogue_ops declines the graph unless the break's rule comes first in the table.
+  FG_ASSIGN_OR_RETURN(const fusion::Analysis analysis, fusion::analyze(g()));
+  const auto& epilogue = analysis.program.epilogue;
+  const auto pointwise = std::count_if(epilogue.begin(), epilogue.end(), [](const auto& node) {
+    return node.op == fusion::EpilogueOp::kPointwise;
+  });
+  if (!analysis.decline && pointwise > recipe::kMaxEpilogueOps &&
+      (result_.expected_decline.empty() ||
+       table_index(result_.expected_decline) > table_index("epilogue_ops"))) {
+    result_.expected_decline = "epilogue_ops";
+    parts_.push_back(fmt::format("{} pointwise ops", pointwise));
+  }
+  result_.summary = fmt::format("{}", fmt::join(parts_, " | "));
+  if (!result_.expected_decline.empty()) {
+    result_.summary += fmt::format(" | declines {}", result_.expected_decline);
+  }
   return std::move(result_);
 }
 
