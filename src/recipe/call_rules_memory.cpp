@@ -142,11 +142,66 @@ std::optional<bool> share_bytes_by_rows(std::int64_t bits_s, const Layout& small
   return false;
 }
 
+// A layout as runs of whole bytes, one per row, the rows one arithmetic progression: a
+// unit-stride axis, the other axes of extent > 1 nested densely (the larger stride the
+// smaller's times its extent). Bytes from the layout's base.
+struct ByteRows {
+  std::int64_t count = 0;  // rows
+  std::int64_t pitch = 0;  // bytes from one row's start to the next's
+  std::int64_t width = 0;  // bytes of a row
+};
+
+std::optional<ByteRows> byte_rows(const Layout& l, std::int64_t bits) noexcept {
+  if (bits % 8 != 0) return std::nullopt;  // fp4: rows may start mid-byte
+  int unit = -1;
+  for (int i = kRank - 1; i >= 0 && unit < 0; --i) {
+    if (l.stride[i] == 1 && l.shape[i] > 1) unit = i;
+  }
+  if (unit < 0) return std::nullopt;
+  std::array<int, 2> outer{};
+  int n = 0;
+  for (int i = 0; i < kRank; ++i) {
+    if (i != unit && l.shape[i] > 1) outer[n++] = i;
+  }
+  if (n == 2 && l.stride[outer[0]] < l.stride[outer[1]]) std::swap(outer[0], outer[1]);
+  // outer[n - 1]: the row axis (smaller stride); outer[0] of two: nested over it.
+  const std::int64_t row_stride = n == 0 ? 0 : l.stride[outer[n - 1]];
+  if (n == 2 && l.stride[outer[0]] != row_stride * l.shape[outer[1]]) return std::nullopt;
+  const std::int64_t rows = n == 0   ? 1
+                            : n == 1 ? l.shape[outer[0]]
+                                     : l.shape[outer[0]] * l.shape[outer[1]];
+  return ByteRows{rows, row_stride * bits / 8, l.shape[unit] * bits / 8};
+}
+
+// share_bytes for two layouts of rows of the same pitch, each row narrower than the pitch
+// (an fp32 and an fp16 part of every row of one allocation, say): small row r starts at
+// diff + r * pitch, large row j at j * pitch, so whether they meet depends on k = j - r
+// alone, and at most three k do. std::nullopt where the layouts are not so.
+std::optional<bool> share_bytes_by_row_pitch(std::int64_t bits_s, const Layout& small,
+                                             std::int64_t bits_l, const Layout& large,
+                                             std::int64_t diff) noexcept {
+  const auto s = byte_rows(small, bits_s);
+  const auto l = byte_rows(large, bits_l);
+  if (!s || !l || s->count < 2 || l->count < 2 || s->pitch != l->pitch || s->pitch <= 0 ||
+      s->width > s->pitch || l->width > l->pitch) {
+    return std::nullopt;
+  }
+  const std::int64_t pitch = s->pitch;
+  // Rows r and j = r + k meet where diff + r pitch < j pitch + width_l and
+  // j pitch < diff + r pitch + width_s: -width_s < diff - k pitch < width_l.
+  for (std::int64_t k = floor_div(diff - l->width, pitch) + 1; k * pitch < diff + s->width; ++k) {
+    if (diff - k * pitch >= l->width) continue;
+    // Some r in [0, rows_s) with r + k in [0, rows_l).
+    if (std::max<std::int64_t>(0, -k) < std::min(s->count, l->count - k)) return true;
+  }
+  return false;
+}
+
 // Whether two layouts' elements share a byte: `a` of `bits_a`-bit elements at `base_a`, `b`
-// likewise. Enumerates the smaller layout's elements (or its contiguous runs, against an
-// injective larger layout) and asks the larger one for the few offsets whose bytes could
-// meet each (elements of different widths, bases that differ by part of an element, fp4
-// nibbles sharing a byte: all exact).
+// likewise. Rows of one pitch are decided at once; otherwise it enumerates the smaller
+// layout's elements (or its contiguous runs, against an injective larger layout) and asks
+// the larger one for the few offsets whose bytes could meet each (elements of different
+// widths, bases that differ by part of an element, fp4 nibbles sharing a byte: all exact).
 bool share_bytes(int bits_a, const Layout& a, std::intptr_t base_a, int bits_b, const Layout& b,
                  std::intptr_t base_b) noexcept {
   const bool a_small = a.element_count() <= b.element_count();
@@ -159,6 +214,7 @@ bool share_bytes(int bits_a, const Layout& a, std::intptr_t base_a, int bits_b, 
   const ByteReach rl = byte_reach(DataType::kInt8, large);
   if (std::max({-rs.low, rs.high, -rl.low, rl.high}) > kMaxExactReach / 8) return true;
   const std::int64_t diff = a_small ? base_a - base_b : base_b - base_a;  // small - large
+  if (auto shared = share_bytes_by_row_pitch(bits_s, small, bits_l, large, diff)) return *shared;
   if (large.is_injective()) {
     for (int unit = kRank - 1; unit >= 0; --unit) {
       if (small.stride[unit] != 1 || small.shape[unit] <= 1) continue;
