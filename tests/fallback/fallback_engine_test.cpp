@@ -10,6 +10,7 @@
 #include "fusedgemm/plan.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
+#include "support/illegal_calls.h"
 
 namespace fusedgemm::test {
 namespace {
@@ -83,16 +84,11 @@ TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
        {std::vector<std::int64_t>{56}, std::vector<std::int64_t>{1, 56}}) {
     SCOPED_TRACE(fmt::format("bias view of rank {}", dims.size()));
     call->prepare();
-    VariantPack pack;
-    for (const auto& t : call->tensors()) {
-      void* data = t.buffer->data();
-      if (t.name == "bias") {
-        pack.set(t.name, BufferView::view(data, dims, std::vector<std::int64_t>(dims.size(), 1),
-                                          DataType::kBFloat16));
-      } else {
-        pack.set(t.name, data);
-      }
-    }
+    const VariantPack pack =
+        pack_with(call.value(),
+                  {{"bias", view(call.value(), "bias", dims,
+                                 std::vector<std::int64_t>(dims.size(), 1), DataType::kBFloat16)}},
+                  /*views=*/false);
     const Status status = plan->execute(pack, ws.get(), nullptr);
     ASSERT_TRUE(status) << status.message();
     EXPECT_TRUE(call->matches_reference(graph.value()));

@@ -17,23 +17,6 @@
 namespace fusedgemm::test {
 namespace {
 
-// A plan of `flavor` at `plan_shape` on the host device, and the buffers of a call at
-// `call_shape` (declared layouts of that size).
-struct Setup {
-  Plan plan;
-  FlavorGraph call_graph;
-  CallBuffers call;
-};
-
-Result<Setup> setup(Flavor flavor, const FlavorShape& plan_shape, const FlavorShape& call_shape,
-                    std::uint64_t seed = 5) {
-  FG_ASSIGN_OR_RETURN(FlavorGraph fg, make_flavor_graph(flavor, plan_shape));
-  FG_ASSIGN_OR_RETURN(Plan plan, build(fg.graph, BuildOptions{make_host_device()}));
-  FG_ASSIGN_OR_RETURN(FlavorGraph call_fg, make_flavor_graph(flavor, call_shape));
-  FG_ASSIGN_OR_RETURN(CallBuffers call, CallBuffers::make(call_fg.graph, seed));
-  return Setup{std::move(plan), std::move(call_fg), std::move(call)};
-}
-
 // Hole 1: B given in kernel order (b, N, K) with its block scales in kernel order too. At
 // N = 192, K = 256 both orders of B_scale have extents [1, 2, 2], so only B can say which
 // order the scales are in.
@@ -51,31 +34,6 @@ TEST(CallContract, BlockScalesOfBAreReadInTheOrderOfB) {
   EXPECT_TRUE(s->call.matches_reference(s->call_graph.graph));
   EXPECT_TRUE(s->call.outside_untouched());
   EXPECT_EQ(total_deferrals(s->plan), 0u);
-}
-
-// Refused by `rule`, naming `role` and `tensor` and `seen`, with nothing written.
-void expect_refused(Setup& s, const VariantPack& pack, const std::string& rule,
-                    const std::string& role, const std::string& tensor, const std::string& seen) {
-  s.call.fill_canary();
-  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
-  EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
-  const std::string prefix =
-      role.empty() ? rule + ": " : rule + ": role " + role + " '" + tensor + "': ";
-  EXPECT_EQ(status.message().rfind(prefix, 0), 0u) << status.message() << "\nwant: " << prefix;
-  EXPECT_NE(status.message().find(seen), std::string::npos)
-      << status.message() << "\nwant: " << seen;
-  EXPECT_EQ(s.plan.explain(pack, workspace_of(s.plan, pack)).rule, rule);
-  EXPECT_TRUE(s.call.all_canary());
-}
-
-// A legal call: computed right, nothing outside the elements written, no deferral.
-void expect_computed(Setup& s, const VariantPack& pack) {
-  s.call.prepare();
-  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
-  ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(s.call.matches_reference(s.call_graph.graph));
-  EXPECT_TRUE(s.call.outside_untouched());
-  EXPECT_EQ(total_deferrals(s.plan), 0u);
 }
 
 // Hole 2: a zero stride below the batch of a TMA-read operand (every row of A the same) is

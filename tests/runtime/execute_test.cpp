@@ -12,6 +12,7 @@
 #include "runtime/host_device.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
+#include "support/illegal_calls.h"
 
 namespace fusedgemm::test {
 namespace {
@@ -319,94 +320,49 @@ TEST(Execute, ExplainOfALegalCallSaysLegal) {
 
 // An input declared with batch 1 may come as PyTorch's expand of it to the call's batch
 // (batch stride 0): the call is legal and reads batch 0 for every batch, as the bare batch-1
-// view does. An expand to another batch, or of a tap, is refused by the batch rule.
+// view does. An expand to another batch is refused by the batch rule.
 TEST(Execute, ABatchOfStrideZeroIsTheBroadcastOfOne) {
-  auto fg = make_flavor_graph(
-      Flavor::kAuxColumn,
-      {.batch = 3, .m = 40, .n = 56, .k = 24, .b_batch_one = true, .aux_batch_one = true});
-  ASSERT_TRUE(fg) << fg.status().message();
-  auto plan = build(fg->graph, BuildOptions{make_host_device()});
-  ASSERT_TRUE(plan) << plan.status().message();
-  auto call = CallBuffers::make(fg->graph, 11);
-  ASSERT_TRUE(call) << call.status().message();
-  int expanded = 0;
-  for (auto& t : call->tensors()) {
-    if (t.written || t.layout.shape[0] != 1) continue;
-    t.layout.shape[0] = 3;
-    t.layout.stride[0] = 0;
-    ++expanded;
-  }
-  ASSERT_EQ(expanded, 2);  // B and the column bias
-  call->prepare();
-  const VariantPack pack = call->pack(/*views=*/true);
-  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
-  ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(call->matches_reference(fg->graph));
-  EXPECT_TRUE(call->outside_untouched());
-
-  for (auto& t : call->tensors()) {
-    if (!t.written && t.layout.stride[0] == 0) t.layout.shape[0] = 2;
-  }
-  call->fill_canary();
-  const Status refused = plan->execute(call->pack(true), {}, nullptr);
-  EXPECT_EQ(refused.code(), ErrorCode::kIllegalCall);
-  EXPECT_NE(refused.message().find("batch: role"), std::string::npos) << refused.message();
-  EXPECT_NE(refused.message().find("or 3 of stride 0"), std::string::npos) << refused.message();
-  EXPECT_TRUE(call->all_canary());
+  const FlavorShape shape{
+      .batch = 3, .m = 40, .n = 56, .k = 24, .b_batch_one = true, .aux_batch_one = true};
+  auto s = setup(Flavor::kAuxColumn, shape, shape, 11);
+  ASSERT_TRUE(s) << s.status().message();
+  auto expanded = [&](std::int64_t batch) {
+    return pack_with(s->call,
+                     {{"B", view(s->call, "B", {batch, 24, 56}, {0, 1, 24})},
+                      {"aux", view(s->call, "aux", {batch, 1, 56}, {0, 56, 1})}},
+                     /*views=*/true);
+  };
+  expect_computed(s.value(), expanded(3));
+  expect_refused(s.value(), expanded(2), "batch", "B", "B", "or 3 of stride 0");
 }
 
 // A scalar aux may come as a rank-0 view (a 0-dim tensor): one element, computed as the
 // declared [1, 1, 1]. Rank 0 is for aux views only.
 TEST(Execute, AScalarAuxTakesAViewOfRankZero) {
-  auto fg = make_flavor_graph(Flavor::kAuxScalar, {.batch = 1, .m = 40, .n = 56, .k = 24});
-  ASSERT_TRUE(fg) << fg.status().message();
-  auto plan = build(fg->graph, BuildOptions{make_host_device()});
-  ASSERT_TRUE(plan) << plan.status().message();
-  auto call = CallBuffers::make(fg->graph, 13);
-  ASSERT_TRUE(call) << call.status().message();
-  auto pack_with_rank0 = [&](const std::string& name) {
-    VariantPack pack;
-    for (const auto& t : call->tensors()) {
-      void* data = t.buffer->data();
-      pack.set(t.name, t.name == name ? BufferView::view(data, {}, {}) : BufferView::address(data));
-    }
-    return pack;
+  const FlavorShape shape{.batch = 1, .m = 40, .n = 56, .k = 24};
+  auto s = setup(Flavor::kAuxScalar, shape, shape, 13);
+  ASSERT_TRUE(s) << s.status().message();
+  auto rank0 = [&](const char* name) {
+    return pack_with(s->call, {{name, view(s->call, name, {}, {})}}, /*views=*/false);
   };
-  call->prepare();
-  const VariantPack pack = pack_with_rank0("aux");
-  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
-  ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(call->matches_reference(fg->graph));
-  EXPECT_TRUE(call->outside_untouched());
-
-  call->fill_canary();
-  const Status refused = plan->execute(pack_with_rank0("A"), {}, nullptr);
-  EXPECT_EQ(refused.code(), ErrorCode::kIllegalCall);
-  EXPECT_EQ(refused.message().rfind("view_rank: role A 'A': view of rank 0; legal: rank 3", 0), 0u)
-      << refused.message();
-  EXPECT_TRUE(call->all_canary());
+  expect_computed(s.value(), rank0("aux"));
+  expect_refused(s.value(), rank0("A"), "view_rank", "A", "A", "view of rank 0; legal: rank 3");
 }
 
 // Read-only memory is for inputs: every input marked read-only is read as before (outputs
 // so marked are refused: the illegal-call table's read_only case).
 TEST(Execute, ReadOnlyInputsAreRead) {
-  auto fg = make_flavor_graph(Flavor::kAuxColumn, {.batch = 2, .m = 40, .n = 56, .k = 24});
-  ASSERT_TRUE(fg) << fg.status().message();
-  auto plan = build(fg->graph, BuildOptions{make_host_device()});
-  ASSERT_TRUE(plan) << plan.status().message();
-  auto call = CallBuffers::make(fg->graph, 17);
-  ASSERT_TRUE(call) << call.status().message();
-  VariantPack pack;
-  for (const auto& t : call->tensors()) {
+  const FlavorShape shape{.batch = 2, .m = 40, .n = 56, .k = 24};
+  auto s = setup(Flavor::kAuxColumn, shape, shape, 17);
+  ASSERT_TRUE(s) << s.status().message();
+  Changes read_only;
+  for (const auto& t : s->call.tensors()) {
+    if (t.written) continue;
     BufferView v = BufferView::address(t.buffer->data());
-    v.read_only = !t.written;
-    pack.set(t.name, v);
+    v.read_only = true;
+    read_only.emplace_back(t.name, v);
   }
-  call->prepare();
-  const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
-  ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(call->matches_reference(fg->graph));
-  EXPECT_TRUE(call->outside_untouched());
+  expect_computed(s.value(), pack_with(s->call, read_only, /*views=*/false));
 }
 
 // A plan is immutable and its deferral counters are atomic: four threads executing one plan

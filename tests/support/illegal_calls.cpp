@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "fusedgemm/device.h"
+
 namespace fusedgemm::test {
 
 VariantPack pack_with(const CallBuffers& call, const Changes& changes, bool views) {
@@ -23,6 +25,38 @@ VariantPack pack_with(const CallBuffers& call, const Changes& changes, bool view
     }
   }
   return pack;
+}
+
+Result<Setup> setup(Flavor flavor, const FlavorShape& plan_shape, const FlavorShape& call_shape,
+                    std::uint64_t seed) {
+  FG_ASSIGN_OR_RETURN(FlavorGraph fg, make_flavor_graph(flavor, plan_shape));
+  FG_ASSIGN_OR_RETURN(Plan plan, build(fg.graph, BuildOptions{make_host_device()}));
+  FG_ASSIGN_OR_RETURN(FlavorGraph call_fg, make_flavor_graph(flavor, call_shape));
+  FG_ASSIGN_OR_RETURN(CallBuffers call, CallBuffers::make(call_fg.graph, seed));
+  return Setup{std::move(plan), std::move(call_fg), std::move(call)};
+}
+
+void expect_computed(Setup& s, const VariantPack& pack) {
+  s.call.prepare();
+  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(s.call.matches_reference(s.call_graph.graph));
+  EXPECT_TRUE(s.call.outside_untouched());
+  EXPECT_EQ(total_deferrals(s.plan), 0u);
+}
+
+void expect_refused(Setup& s, const VariantPack& pack, const std::string& rule,
+                    const std::string& role, const std::string& tensor, const std::string& seen) {
+  s.call.fill_canary();
+  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
+  EXPECT_EQ(status.code(), ErrorCode::kIllegalCall) << status.message();
+  const std::string prefix =
+      role.empty() ? rule + ": " : rule + ": role " + role + " '" + tensor + "': ";
+  EXPECT_EQ(status.message().rfind(prefix, 0), 0u) << status.message() << "\nwant: " << prefix;
+  EXPECT_NE(status.message().find(seen), std::string::npos)
+      << status.message() << "\nwant: " << seen;
+  EXPECT_EQ(s.plan.explain(pack, workspace_of(s.plan, pack)).rule, rule);
+  EXPECT_TRUE(s.call.all_canary());
 }
 
 BufferView view(CallBuffers& call, const std::string& name, std::vector<std::int64_t> shape,

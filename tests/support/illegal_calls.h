@@ -1,7 +1,8 @@
 // The illegal-call table: at least one call per call row of recipe::rule_table(), each a
 // legal call of a flavor with one change that breaks the row. The host test
 // (runtime/illegal_call_test.cpp) and the GPU test (runtime/illegal_call_gpu_test.cpp) run
-// the same table.
+// the same table. Also what host tests of single calls share: a call's pack with some
+// buffers changed, and a host plan with the buffers of a call, expected computed or refused.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "fusedgemm/graph.h"
+#include "fusedgemm/plan.h"
 #include "fusedgemm/variant_pack.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
@@ -46,6 +48,25 @@ struct IllegalCase {
 };
 
 const std::vector<IllegalCase>& illegal_cases();
+
+// A plan of `flavor` at `plan_shape` on the host device, and the buffers of a call at
+// `call_shape` (declared layouts of that size).
+struct Setup {
+  Plan plan;
+  FlavorGraph call_graph;
+  CallBuffers call;
+};
+
+Result<Setup> setup(Flavor flavor, const FlavorShape& plan_shape, const FlavorShape& call_shape,
+                    std::uint64_t seed = 5);
+
+// A legal call: computed right, nothing outside the elements written, no deferral.
+void expect_computed(Setup& s, const VariantPack& pack);
+
+// Refused by `rule`, naming `role` and `tensor` (no role: a rule of the whole call) and
+// `seen`, as explain says too, with nothing written.
+void expect_refused(Setup& s, const VariantPack& pack, const std::string& rule,
+                    const std::string& role, const std::string& tensor, const std::string& seen);
 
 std::string case_name(const IllegalCase& c);
 
