@@ -1,5 +1,6 @@
 // The call rows about each role's layout and address: major, contiguous_extent,
 // stride_alignment, tma_limits, alignment, scale_layout.
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -60,20 +61,10 @@ std::string major_explain(const Recipe& recipe, const CallView& view, int role) 
 // --- view_span --------------------------------------------------------------------------
 
 namespace {
-// Elements from a layout's lowest offset to its highest, saturated (negative strides reach
-// below the base).
+// Elements from a layout's lowest offset to its highest, saturated.
 std::int64_t span_of(const Layout& l) {
-  std::int64_t low = 0;
-  std::int64_t high = 0;
-  for (int i = 0; i < kRank; ++i) {
-    if (l.shape[i] <= 0) return 0;
-    const std::int64_t reach = saturating_mul(l.shape[i] - 1, l.stride[i]);
-    if (reach < 0) {
-      low = saturating_add(low, reach);
-    } else {
-      high = saturating_add(high, reach);
-    }
-  }
+  if (std::any_of(l.shape.begin(), l.shape.end(), [](auto e) { return e <= 0; })) return 0;
+  const auto [low, high] = element_reach(l);
   return low == kSaturatedNegative ? kSaturated : saturating_add(saturating_add(high, -low), 1);
 }
 }  // namespace

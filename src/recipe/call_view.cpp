@@ -1,5 +1,7 @@
 #include "recipe/call_view.h"
 
+#include <algorithm>
+
 #include "graph/checked_math.h"
 #include "recipe/limits.h"
 
@@ -64,14 +66,21 @@ std::int64_t expected_extent(const AxisRule& rule, const fusion::ProblemShape& p
   return extent <= 0 ? extent : ceil_div(extent, rule.divisor);
 }
 
-ByteReach byte_reach(DataType type, const Layout& layout) noexcept {
-  std::int64_t low = 0;
-  std::int64_t high = 0;
+ElementReach element_reach(const Layout& layout) noexcept {
+  ElementReach r;
   for (int i = 0; i < kRank; ++i) {
     if (layout.shape[i] <= 0) return {};
     const std::int64_t reach = saturating_mul(layout.shape[i] - 1, layout.stride[i]);
-    (reach < 0 ? low : high) = saturating_add(reach < 0 ? low : high, reach);
+    (reach < 0 ? r.low : r.high) = saturating_add(reach < 0 ? r.low : r.high, reach);
   }
+  return r;
+}
+
+ByteReach byte_reach(DataType type, const Layout& layout) noexcept {
+  if (std::any_of(layout.shape.begin(), layout.shape.end(), [](auto e) { return e <= 0; })) {
+    return {};
+  }
+  const auto [low, high] = element_reach(layout);
   // Element e covers bits [e * bits, (e + 1) * bits): floor and ceil to whole bytes.
   const std::int64_t bits = bits_of(type);
   const std::int64_t low_bits = saturating_mul(low, bits);

@@ -24,6 +24,14 @@ struct ByteReach {
   std::int64_t high = 0;
 };
 
+// The element offsets a layout reaches from its base: [low, high], saturating (negative
+// strides reach below it); {0, 0} when it is empty.
+struct ElementReach {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+ElementReach element_reach(const Layout& layout) noexcept;
+
 // The bytes a layout of `type` elements reaches from its base; {0, 0} when it is empty.
 ByteReach byte_reach(DataType type, const Layout& layout) noexcept;
 
