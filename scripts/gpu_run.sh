@@ -14,7 +14,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
 bin=gpu-carry/bin
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv | tee "$out/gpu.txt"
+# The device tool brings back at most 8 files from $OUT: the steps below write at most 8.
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv
 summary=()
 step() {  # step NAME SECONDS COMMAND...
   local name=$1 limit=$2

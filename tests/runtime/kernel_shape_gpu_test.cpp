@@ -44,6 +44,9 @@ class KernelShapeGpu : public OnGpu<> {
   bool run(const std::string& label, FlavorGraph& fg, const KernelTuning& tuning,
            std::uint64_t seed) {
     SCOPED_TRACE(label);
+    // Named before it runs: a kernel that hangs leaves its case as the log's last line.
+    std::printf("  case %s\n", label.c_str());
+    std::fflush(stdout);
     BuildOptions options{device_};
     options.tuning = tuning;
     options.engine = Engine::kFused;
