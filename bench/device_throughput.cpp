@@ -10,7 +10,8 @@
 //   GEMM + row-amax tap vs a cuBLASLt GEMM and a row-reduction kernel
 //   (both fused flavors at K = 8192 and at K = 1024, where the unfused traffic matters)
 //   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
-//   kernel variants at 2048^3, 4096^3 and 8192^3 (tiles, clusters, PDL; bf16 and fp8)
+//   kernel variants at 2048^3, 4096^3, 8192^3, 8192 x 8192 x 1024 and 4096 x 11008 x 4096
+//   (tiles, clusters, PDL; bf16 and fp8)
 //   beside the cost model's pick; a full run ends with the headline cases again, "(again)", for the
 //   spread
 // A run starts with five seconds of 8192^3 (not recorded), so the first rows meet a warm chip.
@@ -661,6 +662,16 @@ int main(int argc, char** argv) {
     bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 64x256 ping-pong cluster 2x1",
               tuned(64, 256, 2, 1, false, true));
   }
+  // The wide N of an LLM's up projection (43 tiles of 256 columns), where plain and bias +
+  // GELU measured 0.90-0.93 of cuBLASLt while 4096^3 measured 0.99: every tile of the model
+  // beside its pick.
+  for (const Kind kind : {Kind::kPlain, Kind::kBiasGelu}) {
+    const std::string name = std::string(kind_name(kind)) + " 4096x11008";
+    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1", tuned(128, 256, 2, 1));
+    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 1x2", tuned(128, 256, 1, 2));
+    bench.run(kind, 4096, 11008, 4096, name + " 256x128 cluster 2x1", tuned(256, 128, 2, 1));
+    bench.run(kind, 4096, 11008, 4096, name + " 128x192 cluster 2x1", tuned(128, 192, 2, 1));
+  }
   // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
   // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
   for (const std::int64_t k : {1024, 8192}) {
@@ -681,6 +692,23 @@ int main(int argc, char** argv) {
             tuned(128, 128, 2, 1, false, true));
   bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x128 cluster 2x1",
             tuned(128, 128, 2, 1));
+  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x256 cluster 2x1",
+            tuned(128, 256, 2, 1));
+  // The same GEMM without the tap: what the tap costs on each tile, beside cuBLASLt's plain.
+  bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) ping-pong 64x256 cluster 2x1",
+            tuned(64, 256, 2, 1, false, true));
+  bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) 128x256 cluster 2x1",
+            tuned(128, 256, 2, 1));
+  // The plain GEMM at K = 1024 ran 0.75-0.79 of cuBLASLt on both tiles above (docs/PERF.md
+  // run 22) where K = 8192 runs even: the other tiles and clusters beside them.
+  for (const auto& [label, tuning] :
+       {std::pair<const char*, KernelTuning>{"256x128 cluster 2x1", tuned(256, 128, 2, 1)},
+        {"128x192 cluster 2x1", tuned(128, 192, 2, 1)},
+        {"128x256 cluster 1x2", tuned(128, 256, 1, 2)},
+        {"128x256 no cluster", tuned(128, 256, 1, 1)},
+        {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)}}) {
+    bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
+  }
   for (const std::int64_t s : {4096, 8192}) {
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 no cluster", tuned(128, 256, 1, 1));
