@@ -1,9 +1,13 @@
 // fusedgemm: validate, analyze, run, compile and explain fused GEMM graphs from the command line.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "commands.h"
 #include "fusedgemm/version.h"
@@ -95,8 +99,17 @@ int run_tool(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" of exit code 0; every real parse error (CLI11's own
     // codes: 104 conversion, 105 validation, 106 required, 109 extras, ...) is bad usage.
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitCannotRun;
+    // Asked for JSON, bad usage is a document too: CLI11 may stop before it reads --json.
+    const std::span<char* const> args(argv, static_cast<std::size_t>(argc));
+    const bool wants_json = std::any_of(
+        args.begin(), args.end(), [](const char* a) { return a == std::string_view("--json"); });
+    if (e.get_exit_code() == 0 || !wants_json) {
+      const int code = app.exit(e);
+      return code == 0 ? kExitOk : kExitCannotRun;
+    }
+    CLI::App* const named = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+    Output out(named != nullptr ? named->get_name() : std::string(), true);
+    return out.finish(out.error("invalid argument", e.what(), kExitCannotRun));
   }
   CLI::App* const chosen = app.get_subcommands().front();
   Output out(chosen->get_name(), json);

@@ -1,4 +1,5 @@
-// A decline: the fused engine refusing a graph at build, naming the rule (DESIGN.md 2).
+// A decline: the fused engine refusing a graph at build, naming the rule (docs/ARCHITECTURE.md,
+// "Rules").
 #pragma once
 
 #include <string>

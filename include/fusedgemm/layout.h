@@ -1,5 +1,5 @@
 // A layout is a value: a (shape, stride) map from an index tuple to an element offset.
-// All host index math goes through it (STYLE.md rule 14). Extents and strides are in
+// All host index math goes through it. Extents and strides are in
 // elements; for packed types (fp4) an element is one value, not one byte.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace fusedgemm {
 
-inline constexpr int kRank = 3;  // every tensor is [batch, rows, columns] (DESIGN.md section 3)
+inline constexpr int kRank = 3;  // every tensor is [batch, rows, columns]
 
 using Dims = std::array<std::int64_t, kRank>;
 
@@ -32,11 +32,12 @@ struct Layout {
   // @pre every stride is non-negative.
   //   [2, 4, 4]:[40, 8, 1] -> 40 + 24 + 3 + 1 = 68;  [2, 4, 4]:[0, 4, 1] -> 16
   std::int64_t span() const;
-  // The legality condition of DESIGN.md 7.4: walking the axes by increasing stride, each
-  // axis of extent > 1 has a stride that clears the span of the axes before it. Such a
-  // layout reaches every offset from one index tuple only. It is stricter than injective:
-  // an interleaved layout such as [1, 3, 2]:[6, 2, 3] reaches six distinct offsets and is
-  // still refused, as is any negative stride on an axis of extent > 1.
+  // The layout rule of a graph's tensors and a call's outputs (tensor_aliasing and
+  // output_aliasing): walking the axes by increasing stride, each axis of extent > 1 has a
+  // stride that clears the span of the axes before it. Such a layout reaches every offset
+  // from one index tuple only. It is stricter than injective: an interleaved layout such as
+  // [1, 3, 2]:[6, 2, 3] reaches six distinct offsets and is still refused, as is any
+  // negative stride on an axis of extent > 1.
   //   [1, 4, 4]:[16, 4, 1] yes;  [1, 4, 4]:[16, 2, 1] no;  [2, 4, 4]:[0, 4, 1] no
   bool is_injective() const;
   // The first axis (by increasing stride) that breaks is_injective(), or -1 when none does.

@@ -11,7 +11,7 @@
 
 namespace fusedgemm {
 
-// Pointwise ops run on fp32 values (the accumulator and loaded aux), DESIGN.md section 3.
+// Pointwise ops run on fp32 values (the accumulator and loaded aux), docs/SEMANTICS.md.
 enum class PointwiseMode : std::uint8_t {
   // unary
   kIdentity,  // a cast when its output declares a data type

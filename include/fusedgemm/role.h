@@ -1,4 +1,4 @@
-// What a buffer is to the kernel (DESIGN.md section 2). One buffer may fill two roles.
+// What a buffer is to the kernel. One buffer may fill two roles.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Errors are values: every fallible call returns a Status or a Result<T>; no exception
-// crosses the public API (STYLE.md rule 4).
+// crosses the public API.
 #pragma once
 
 #include <string>

@@ -1,4 +1,5 @@
-// The buffers of one call, keyed by tensor handle, uid or name (DESIGN.md section 7).
+// The buffers of one call, keyed by tensor handle, uid or name (docs/ARCHITECTURE.md, "The
+// life of a plan").
 //
 // A buffer is either a bare device address, read as the tensor's declared layout, or a
 // view: address, extents and strides (in elements). A view is given in the graph's declared
