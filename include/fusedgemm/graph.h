@@ -56,6 +56,19 @@ inline constexpr std::size_t kMaxGraphTensors = std::size_t{1} << 22;
 
 class Graph {
  public:
+  Graph() = default;
+  // A copy holds copies of the tensors (same attributes, names and uids; new handles, found
+  // with find_tensor), so building a copy never touches the original's tensors: copies of
+  // one graph may be built on several threads at once. A handle passed to two graphs'
+  // builders is one tensor of both: validating or building either rewrites what validate
+  // fills in (an assigned uid, inferred dims), so build such graphs one at a time and give
+  // a shared tensor its uid (set_uid) if a pack names it by handle.
+  Graph(const Graph& other);
+  Graph& operator=(const Graph& other);
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
+  ~Graph() = default;
+
   Graph& set_name(std::string name) {
     name_ = std::move(name);
     return *this;

@@ -1,6 +1,9 @@
 #include "fusedgemm/graph.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,6 +43,34 @@ std::string_view input_port_name(NodeKind kind, std::size_t index) {
 std::string_view output_port_name(NodeKind kind, std::size_t index) {
   if (kind == NodeKind::kBlockScaleQuantize) return index == 0 ? "Y" : "SCALE";
   return "OUT";
+}
+
+Graph::Graph(const Graph& other)
+    : name_(other.name_), nodes_(other.nodes_), validated_(other.validated_) {
+  std::unordered_map<const TensorAttributes*, Tensor> copy_of;
+  copy_of.reserve(other.tensors_.size());
+  tensors_.reserve(other.tensors_.size());
+  known_.reserve(other.tensors_.size());
+  for (const Tensor& t : other.tensors_) {
+    Tensor copy = std::make_shared<TensorAttributes>(*t);
+    copy_of.emplace(t.get(), copy);
+    known_.insert(copy.get());
+    tensors_.push_back(std::move(copy));
+  }
+  // Every tensor a node names is in tensors_ (add_node remembers it); a null one stays null
+  // for validate to report.
+  for (Node& node : nodes_) {
+    for (std::vector<Tensor>* port : {&node.inputs, &node.outputs}) {
+      for (Tensor& t : *port) {
+        if (t) t = copy_of.at(t.get());
+      }
+    }
+  }
+}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) *this = Graph(other);
+  return *this;
 }
 
 Tensor Graph::tensor(const TensorAttributes& attributes) {

@@ -5,9 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <future>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "jit/dump.h"
@@ -38,10 +41,17 @@ struct Context::Impl {
   std::atomic<std::int64_t> corrupt_entries{0};
   std::atomic<std::int64_t> cache_write_failures{0};
 
+  // A log line that cannot be written (stderr on a full disk, a closed pipe) is dropped:
+  // fmt::print would throw, out of a build that otherwise succeeds.
   template <class... Args>
-  void log(fmt::format_string<Args...> format, Args&&... args) const {
+  void log(fmt::format_string<Args...> format, Args&&... args) const noexcept {
     if (!settings.verbose) return;
-    fmt::print(stderr, "fusedgemm: {}\n", fmt::format(format, std::forward<Args>(args)...));
+    try {
+      const std::string line =
+          fmt::format("fusedgemm: {}\n", fmt::format(format, std::forward<Args>(args)...));
+      std::fputs(line.c_str(), stderr);
+    } catch (...) {  // out of memory for the line: it is dropped too
+    }
   }
 
   // Disk, then NVRTC: the work of the one caller that owns a key's map slot.
@@ -176,7 +186,16 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
     return result;
   }
 
-  Result<CompileResult> result = impl_->produce(key, source, resolved);
+  // The map holds this key's future until the promise is kept: whatever produce() does,
+  // it is kept, or every later compile of the key would wait on a broken promise.
+  Result<CompileResult> result = Status(ErrorCode::kInternal, "compile: not run");
+  try {
+    result = impl_->produce(key, source, resolved);
+  } catch (const std::bad_alloc&) {
+    result = Status(ErrorCode::kUnavailable, "compile: out of host memory");
+  } catch (const std::exception& e) {
+    result = Status(ErrorCode::kInternal, std::string("compile: uncaught exception: ") + e.what());
+  }
   if (!result) {
     {
       const std::lock_guard<std::mutex> lock(impl_->mutex);

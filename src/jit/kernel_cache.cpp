@@ -4,12 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <random>
-#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -98,11 +99,11 @@ void sync_directory(const fs::path& dir) {
   ::close(fd);
 }
 
+// fmt, not a stream: a stream's hex digits follow the global locale, whose grouping would put
+// separators in the name, which is_temp_name (the sweep's test) then no longer accepts.
 std::string random_suffix() {
   std::random_device device;
-  std::ostringstream out;
-  out << std::hex << device() << device();
-  return out.str();
+  return fmt::format("{:08x}{:08x}", device(), device());
 }
 
 struct EntryFile {

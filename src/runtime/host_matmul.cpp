@@ -1,7 +1,6 @@
 #include "runtime/host_matmul.h"
 
 #include <algorithm>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -59,17 +58,26 @@ void multiply_panels(const double* a, const double* b, float* out, std::int64_t 
     multiply_rows(a, b, out, m0, std::min(m, m0 + rows_each), n, k);
   };
   std::vector<std::thread> workers;
+  // Joined on every way out: a joinable thread's destructor would end the process.
+  struct JoinAll {
+    std::vector<std::thread>& threads;
+    ~JoinAll() {
+      for (auto& w : threads) {
+        if (w.joinable()) w.join();
+      }
+    }
+  } join_all{workers};
   for (std::int64_t t = 1; t < threads; ++t) {
-    // A thread the system cannot start (std::system_error) leaves its rows to this one: a
-    // launch never fails, or ends the process, for want of a thread.
+    // A thread the system cannot start (std::system_error), or the memory to hold it
+    // (std::bad_alloc), leaves its rows to this one: a launch never fails, or ends the
+    // process, for want of a thread.
     try {
       workers.emplace_back(rows_of, t);
-    } catch (const std::system_error&) {
+    } catch (...) {
       rows_of(t);
     }
   }
   rows_of(0);
-  for (auto& w : workers) w.join();
 }
 
 }  // namespace fusedgemm::runtime

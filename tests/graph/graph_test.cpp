@@ -213,3 +213,47 @@ TEST(GraphBuilder, LayoutReadsDeclaredDimsAndStrides) {
                         .set_data_type(DataType::kBFloat16));
   EXPECT_EQ(b->layout(), (Layout{{2, 32, 48}, {1536, 1, 32}}));
 }
+
+// A copy holds its own tensors: validating it fills in the copy's uids and dims and leaves
+// the original's as they were (the two shared every tensor object, so building copies on
+// several threads at once raced and made plans with other tensors' uids).
+TEST(GraphBuilder, CopyHoldsItsOwnTensors) {
+  Graph g;
+  auto a = input(g, "A", {1, 64, 32});
+  auto b = input(g, "B", {1, 32, 48});
+  b->set_uid(7);
+  auto c = g.matmul(a, b);
+  c->set_output(true).set_data_type(DataType::kBFloat16).set_name("C");
+  g.set_name("original");
+
+  Graph copy = g;
+  ASSERT_EQ(copy.tensors().size(), g.tensors().size());
+  for (std::size_t i = 0; i < g.tensors().size(); ++i) {
+    EXPECT_NE(copy.tensors()[i], g.tensors()[i]);
+    EXPECT_EQ(copy.tensors()[i]->name(), g.tensors()[i]->name());
+  }
+  ASSERT_EQ(copy.nodes().size(), 1u);
+  EXPECT_EQ(copy.nodes()[0].inputs[0], copy.tensors()[0]);
+  EXPECT_EQ(copy.nodes()[0].inputs[1], copy.tensors()[1]);
+  EXPECT_EQ(copy.nodes()[0].outputs[0], copy.tensors()[2]);
+  EXPECT_EQ(copy.name(), "original");
+
+  ASSERT_TRUE(copy.validate());
+  EXPECT_FALSE(a->uid().has_value());
+  EXPECT_TRUE(c->dims().empty());
+  EXPECT_FALSE(g.is_validated());
+  // The same uids as the original once it is validated too: a pack keyed by the original's
+  // handles names the copy's roles.
+  ASSERT_TRUE(g.validate());
+  for (std::size_t i = 0; i < g.tensors().size(); ++i) {
+    EXPECT_EQ(copy.tensors()[i]->uid(), g.tensors()[i]->uid());
+  }
+  EXPECT_EQ(copy.find_tensor(std::int64_t{7}).value(), copy.tensors()[1]);
+
+  // Assignment too, and a validated graph's copy is validated.
+  Graph assigned;
+  assigned = g;
+  EXPECT_TRUE(assigned.is_validated());
+  EXPECT_NE(assigned.tensors()[2], c);
+  EXPECT_EQ(assigned.tensors()[2]->dims(), (std::vector<std::int64_t>{1, 64, 48}));
+}

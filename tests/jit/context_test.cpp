@@ -2,8 +2,12 @@
 // prove which one answered. Each test compiles the tiny kernel at most twice.
 #include "jit/context.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <exception>
 #include <thread>
 
 #include "jit/cache_entry.h"
@@ -155,6 +159,45 @@ TEST(JitContext, FailedCompileIsReportedToEveryCallerAndNotRemembered) {
   EXPECT_FALSE(context->compile(broken, CompileOptions{}).is_ok());
   EXPECT_EQ(context->counters().compiles, 2);
   EXPECT_EQ(context->counters().memory_hits, 0);
+}
+
+// A verbose Context on a stderr that cannot be written (a full disk: /dev/full) still
+// compiles, and the same key compiled again once stderr is healthy is a memory hit: a log
+// line that fails is dropped. It threw, and left the key's promise broken for every later
+// compile of it (std::future_error, from any thread).
+TEST(JitContext, VerboseLogThatCannotBeWrittenIsDropped) {
+  const TempDir dir;
+  ContextOptions options;
+  options.verbose = true;
+  const std::shared_ptr<Context> context = make_context(dir.path(), options);
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(saved, 0);
+  ASSERT_GE(full, 0);
+  ::dup2(full, STDERR_FILENO);
+  std::string thrown;
+  Result<CompileResult> first = Status(ErrorCode::kInternal, "not compiled");
+  try {
+    first = context->compile(tiny_kernel(), CompileOptions{});
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  }
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  ::close(full);
+  EXPECT_EQ(thrown, "");
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  EXPECT_EQ(first->outcome, CacheOutcome::kCompiled);
+  std::string thrown_again;
+  try {
+    const Result<CompileResult> again = context->compile(tiny_kernel(), CompileOptions{});
+    ASSERT_TRUE(again.is_ok()) << again.status().message();
+    EXPECT_EQ(again->outcome, CacheOutcome::kMemoryHit);
+  } catch (const std::exception& e) {
+    thrown_again = e.what();
+  }
+  EXPECT_EQ(thrown_again, "");
 }
 
 }  // namespace
