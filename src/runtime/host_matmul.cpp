@@ -60,9 +60,9 @@ void multiply_panels(const double* a, const double* b, float* out, std::int64_t 
   std::vector<std::thread> workers;
   // Joined on every way out: a joinable thread's destructor would end the process.
   struct JoinAll {
-    std::vector<std::thread>& threads;
+    std::vector<std::thread>& started;
     ~JoinAll() {
-      for (auto& w : threads) {
+      for (auto& w : started) {
         if (w.joinable()) w.join();
       }
     }
