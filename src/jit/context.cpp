@@ -57,6 +57,10 @@ struct Context::Impl {
   // Disk, then NVRTC: the work of the one caller that owns a key's map slot.
   Result<CompileResult> produce(const std::string& key, const jit::KernelSource& source,
                                 const jit::CompileOptions& options);
+  // produce() with an exception as an error value: the owner of a key's map slot must keep
+  // its promise whatever happens, or every later compile of the key waits on a broken one.
+  Result<CompileResult> produce_or_error(const std::string& key, const jit::KernelSource& source,
+                                         const jit::CompileOptions& options);
   // Writes the source, log and options when FUSEDGEMM_DUMP_DIR is set; says why not.
   std::string dump(const jit::KernelSource& source, const jit::CompileOptions& options,
                    const std::string& log) const;
@@ -83,6 +87,18 @@ std::string Context::Impl::dump(const jit::KernelSource& source, const jit::Comp
   if (!files) return "not dumped: " + files.status().message();
   this->log("dumped '{}' to {}", source.name, files->source.string());
   return {};
+}
+
+Result<CompileResult> Context::Impl::produce_or_error(const std::string& key,
+                                                      const jit::KernelSource& source,
+                                                      const jit::CompileOptions& options) {
+  try {
+    return produce(key, source, options);
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kUnavailable, "compile: out of host memory");
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInternal, std::string("compile: uncaught exception: ") + e.what());
+  }
 }
 
 Result<CompileResult> Context::Impl::produce(const std::string& key,
@@ -186,16 +202,7 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
     return result;
   }
 
-  // The map holds this key's future until the promise is kept: whatever produce() does,
-  // it is kept, or every later compile of the key would wait on a broken promise.
-  Result<CompileResult> result = Status(ErrorCode::kInternal, "compile: not run");
-  try {
-    result = impl_->produce(key, source, resolved);
-  } catch (const std::bad_alloc&) {
-    result = Status(ErrorCode::kUnavailable, "compile: out of host memory");
-  } catch (const std::exception& e) {
-    result = Status(ErrorCode::kInternal, std::string("compile: uncaught exception: ") + e.what());
-  }
+  Result<CompileResult> result = impl_->produce_or_error(key, source, resolved);
   if (!result) {
     {
       const std::lock_guard<std::mutex> lock(impl_->mutex);
