@@ -362,6 +362,30 @@ void pick_fastest(Lt& lt, cudaStream_t stream,
   }
 }
 
+// What cuBLASLt's algorithm is: its id, tile (in cuBLASLt's column-major terms: rows of D^T,
+// i.e. our N, by our M; cublasLtMatmulTile_t), stages (cublasLtMatmulStages_t), cluster
+// (cublasLtClusterShape_t), split-K count and CTA swizzle, as the enums' numbers.
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  // cuBLASLt checks the buffer's size against the attribute's: 4 bytes, or 2 where noted.
+  const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attribute, std::size_t bytes) {
+    std::uint32_t value = 0;  // little-endian: a 2-byte attribute lands in the low half
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, bytes, &written) !=
+        CUBLAS_STATUS_SUCCESS) {
+      return std::string("?");
+    }
+    return std::to_string(value);
+  };
+  return "algo " + get(CUBLASLT_ALGO_CONFIG_ID, 4) + " tile " +
+         get(CUBLASLT_ALGO_CONFIG_TILE_ID, 4) + " stages " +
+         get(CUBLASLT_ALGO_CONFIG_STAGES_ID, 4) + " cluster " +
+         get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 2) + " inner " +
+         get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, 2) + " splitk " +
+         get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 4) + " swizzle " +
+         get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, 4) + " option " +
+         get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 4);
+}
+
 // --- one case ------------------------------------------------------------------------------
 
 struct Row {
@@ -516,6 +540,7 @@ struct Bench {
         break;
     }
     pick_fastest(lt, stream, lt_call);
+    theirs_text += " (" + describe_algo(lt.algo) + ")";
     const auto theirs = [&](int i) { lt_call(lt.algo, i); };
     const auto warm_until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(warm_up_seconds);
@@ -524,10 +549,10 @@ struct Bench {
     const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
     Row row{name, m, n, k, flop / (ours_ms * 1e9), flop / (theirs_ms * 1e9), config, theirs_text};
     if (warm_up_seconds > 0) return release();
-    std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.2fx | %s |\n", row.name.c_str(),
+    std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.2fx | %s | %s |\n", row.name.c_str(),
                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
                 row.ours_tflops, row.theirs_tflops, row.ours_tflops / row.theirs_tflops,
-                config.c_str());
+                config.c_str(), theirs_text.c_str());
     std::fflush(stdout);
     rows.push_back(row);
     release();
@@ -708,6 +733,14 @@ int main(int argc, char** argv) {
         {"128x256 no cluster", tuned(128, 256, 1, 1)},
         {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)}}) {
     bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
+  }
+  // K from 128 to 2048 at 8192 x 8192 on the two tiles: time per tile = a fixed cost + K's
+  // steps, for ours and cuBLASLt, so the fixed cost of a tile (epilogue, hand-off) reads off.
+  for (const std::int64_t k : {128, 256, 512, 2048}) {
+    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1",
+              tuned(128, 256, 2, 1));
+    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep ping-pong 64x256 cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
   }
   for (const std::int64_t s : {4096, 8192}) {
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));

@@ -318,6 +318,15 @@ class EpilogueWriter {
         break;
       }
     }
+    if (has_exact(i)) {
+      // The value before rounding too: an output of the rounded type stores it (see
+      // stored_value), and the rounding is dead code where nothing else reads it.
+      w_.comment(fmt::format("{} = {}, rounded to {}", name(i), formula, to_string(node.round_to)));
+      w_.line(fmt::format("const float {}_exact = {};", value(i), expr));
+      w_.line(fmt::format("const float {0} = fk::round_to<{1}>({0}_exact);", value(i),
+                          elem(node.round_to)));
+      return;
+    }
     if (node.round_to != DataType::kFloat32) {
       expr = fmt::format("fk::round_to<{}>({})", elem(node.round_to), expr);
       formula += fmt::format(", rounded to {}", to_string(node.round_to));
@@ -331,6 +340,27 @@ class EpilogueWriter {
     } else {
       w_.line(fmt::format("const float {} = {};", value(i), expr));
     }
+  }
+
+  // Whether node i is written with its value before rounding, `<value>_exact`, beside the
+  // rounded one: a rounded node computed in the element loop (a batched aux load is rounded
+  // in its batch).
+  bool has_exact(int i) const {
+    const auto& node = p_.epilogue[i];
+    return node.round_to != DataType::kFloat32 && !batched_load(i);
+  }
+
+  // What output o stores. Rounding is idempotent (every encode<E> rounds to nearest even or
+  // saturates the same way round_to<E> does), so encode<E>(round_to<E>(x)) == encode<E>(x):
+  // an output of its value's rounded type stores the exact value and spares a conversion and
+  // a shift per element — at 16 conversions per clock per SM, the rounding's F2F was the
+  // plain epilogue's costliest instruction (ncu on the H200, 8192 x 8192 x 1024, 2026-12-05).
+  std::string stored_value(int o) const {
+    const auto& out = p_.outputs[o];
+    if (has_exact(out.value) && p_.epilogue[out.value].round_to == type_of(out.buffer)) {
+      return value(out.value) + "_exact";
+    }
+    return value(out.value);
   }
 
   // A thread's values i and i + 1, i even, are columns n and n + 1 of one row: each output
@@ -356,14 +386,15 @@ class EpilogueWriter {
     w_.comment(fmt::format("output {} (kernel parameter {}, {}) = {}",
                            emit_quoted(p_.buffers[out.buffer].name), p,
                            to_string(type_of(out.buffer)), name(out.value)));
-    w_.line(fmt::format("if (i % 2 == 0) out{}_even = {};", o, value(out.value)));
+    const std::string stored = stored_value(o);
+    w_.line(fmt::format("if (i % 2 == 0) out{}_even = {};", o, stored));
     if (staged_slot(o) >= 0) {
       w_.line(fmt::format("else if constexpr (kStaged) out{0}_staged.put(i - 1, out{0}_even, {1});",
-                          o, value(out.value)));
+                          o, stored));
     }
     w_.line(fmt::format(
         "else out{0}.store_pair(r, c - 1, out{0}_even, {1}, pos.inside(r, c - 1), inside);", o,
-        value(out.value)));
+        stored));
     if (staged_slot(o) >= 0) {
       w_.line(
           fmt::format("if constexpr (kStaged) out{}_staged.flush(i);  // at a sub-tile's end", o));

@@ -80,8 +80,9 @@ TEST(GenerateEpilogue, IsDeterministic) {
   }
 }
 
-// Each node i is "// '<name>' = <formula>" followed by "const float v<i> = ...;", in
-// program order, and nothing else defines a value.
+// Each node i is "// '<name>' = <formula>" followed by "const float v<i> = ...;" — or, for a
+// rounded node, "const float v<i>_exact = ...;" and then "const float v<i> = fk::round_to..." —
+// in program order, and nothing else defines a value.
 TEST(GenerateEpilogue, OneStatementPerNodeUnderItsName) {
   for (const auto& file : fusedgemm_test::example_files()) {
     auto c = fusedgemm_test::epilogue_case(file);
@@ -94,13 +95,24 @@ TEST(GenerateEpilogue, OneStatementPerNodeUnderItsName) {
       const std::string comment =
           fmt::format("// {} = ", codegen::emit_quoted(c->program->epilogue[i].name));
       const std::string statement = fmt::format("const float v{} = ", i);
+      const std::string exact = fmt::format("const float v{}_exact = ", i);
       while (at + 1 < lines.size() && trimmed(lines[at]).rfind(comment, 0) != 0) ++at;
       ASSERT_LT(at + 1, lines.size()) << "no comment for node " << i;
-      EXPECT_EQ(trimmed(lines[at + 1]).rfind(statement, 0), 0u) << lines[at + 1];
+      if (trimmed(lines[at + 1]).rfind(exact, 0) == 0) {
+        EXPECT_NE(c->program->epilogue[i].round_to, DataType::kFloat32) << lines[at + 1];
+        ASSERT_LT(at + 2, lines.size());
+        EXPECT_EQ(trimmed(lines[at + 2]).rfind(statement + "fk::round_to<", 0), 0u)
+            << lines[at + 2];
+      } else {
+        EXPECT_EQ(trimmed(lines[at + 1]).rfind(statement, 0), 0u) << lines[at + 1];
+      }
       ++at;
     }
     for (const auto& line : lines) {
-      if (trimmed(line).rfind("const float v", 0) == 0) ++statements;
+      const std::string t = trimmed(line);
+      if (t.rfind("const float v", 0) == 0 && t.find("_exact = ") == std::string::npos) {
+        ++statements;
+      }
     }
     EXPECT_EQ(statements, static_cast<int>(c->program->epilogue.size()));
   }
@@ -141,6 +153,40 @@ fusedgemm_test::EpilogueCase unary_case(const PointwiseAttributes& pw) {
   auto program = std::make_shared<fusion::FusionProgram>(std::move(analysis->program));
   auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program, 0).value());
   return {program, std::move(recipe.value())};
+}
+
+// An output of its value's rounded type stores the value before rounding (the store rounds
+// alike; the rounding is then dead code), one of another type the rounded value.
+TEST(GenerateEpilogue, AnOutputOfTheRoundedTypeStoresTheValueBeforeRounding) {
+  const std::string plain = generate(example("plain.json"));
+  EXPECT_NE(plain.find("const float v0 = fk::round_to<fk::Elem::kBF16>(v0_exact);"),
+            std::string::npos)
+      << plain;
+  EXPECT_NE(plain.find("out0_staged.put(i - 1, out0_even, v0_exact);"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("out0.store_pair(r, c - 1, out0_even, v0_exact,"), std::string::npos)
+      << plain;
+
+  // 'Y' rounded to bf16 and stored as fp32: the fp32 output keeps the bf16 rounding.
+  Graph g;
+  g.set_name("wider");
+  auto a = input(g, "A", {1, 256, 128}, DataType::kBFloat16);
+  auto b = input(g, "B", {1, 128, 256}, DataType::kBFloat16);
+  auto acc = g.matmul(a, b, MatmulAttributes().set_name("gemm"));
+  acc->set_data_type(DataType::kBFloat16);
+  auto y = g.pointwise(acc, PointwiseAttributes().set_name("relu").set_mode(PointwiseMode::kRelu));
+  y->set_name("Y").set_data_type(DataType::kFloat32).set_output(true);
+  ASSERT_TRUE(g.validate().is_ok());
+  auto analysis = fusion::analyze(g);
+  ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
+  auto program = std::make_shared<fusion::FusionProgram>(std::move(analysis->program));
+  auto recipe = recipe::make_recipe(program, recipe::choose_kernel_config(*program, 0).value());
+  ASSERT_TRUE(recipe.is_ok());
+  const std::string wider = generate({program, std::move(recipe.value())});
+  EXPECT_NE(wider.find("const float v0 = fk::round_to<fk::Elem::kBF16>(v0_exact);"),
+            std::string::npos)
+      << wider;
+  EXPECT_EQ(wider.find("v1_exact"), std::string::npos) << wider;  // Y itself is fp32
+  EXPECT_NE(wider.find("out0.store_pair(r, c - 1, out0_even, v1,"), std::string::npos) << wider;
 }
 
 TEST(GenerateEpilogue, ReluClipsAreHexLiterals) {

@@ -225,6 +225,40 @@ TEST(Numeric, RoundToDoubleRoundsOnce) {
   EXPECT_EQ(numeric::round_to_double(DataType::kNotSet, 0.1), 0.1);
 }
 
+// Storing a value rounded to the stored type writes the code of the value itself: the
+// generated epilogue stores a rounded node's value before rounding where the output has the
+// rounded type (codegen/epilogue.cpp, stored_value), NaN, infinities and overflow included.
+TEST(Numeric, RoundingBeforeAStoreOfTheSameTypeChangesNoCode) {
+  std::mt19937 rng(20261205);
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1e-45f,
+                               -1e-30f,
+                               65504.0f,
+                               65520.0f,
+                               448.0f,
+                               480.0f,
+                               57344.0f,
+                               6.5f,
+                               3.0e38f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 20000; ++i) {
+    // Random bit patterns cover every exponent, denormals and NaN payloads.
+    values.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
+  }
+  for (const DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                              DataType::kFp8E4M3, DataType::kFp8E5M2, DataType::kFp4E2M1,
+                              DataType::kE8M0, DataType::kInt8, DataType::kInt32}) {
+    for (const float v : values) {
+      EXPECT_EQ(encode(type, numeric::round_to(type, v)), encode(type, v))
+          << to_string(type) << " value " << v << " (bits " << std::bit_cast<std::uint32_t>(v)
+          << ")";
+    }
+  }
+}
+
 TEST(Numeric, Fp4StoreKeepsTheOtherNibble) {
   std::array<std::uint8_t, 2> bytes = {0xAB, 0xCD};
   EXPECT_EQ(numeric::load(DataType::kFp4E2M1, bytes.data(), 0), -1.5f);  // 0xB

@@ -72,11 +72,12 @@ __device__ __forceinline__ void fusedgemm_epilogue_body(
       // 'bias' = aux 'bias', loaded with its batch above
       const float v1 = v1_batch[k];
       // 'Y' = add('acc', 'bias'), rounded to bf16
-      const float v2 = fk::round_to<fk::Elem::kBF16>(__fadd_rn(v0, v1));
+      const float v2_exact = __fadd_rn(v0, v1);
+      const float v2 = fk::round_to<fk::Elem::kBF16>(v2_exact);
       // output 'Y' (kernel parameter 3, bf16) = 'Y'
-      if (i % 2 == 0) out0_even = v2;
-      else if constexpr (kStaged) out0_staged.put(i - 1, out0_even, v2);
-      else out0.store_pair(r, c - 1, out0_even, v2, pos.inside(r, c - 1), inside);
+      if (i % 2 == 0) out0_even = v2_exact;
+      else if constexpr (kStaged) out0_staged.put(i - 1, out0_even, v2_exact);
+      else out0.store_pair(r, c - 1, out0_even, v2_exact, pos.inside(r, c - 1), inside);
       if constexpr (kStaged) out0_staged.flush(i);  // at a sub-tile's end
       // tap 'row_sum': add of 'Y'
       tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
