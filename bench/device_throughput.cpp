@@ -572,6 +572,11 @@ KernelTuning tuned(int tile_m, int tile_n, int cluster_m, int cluster_n, bool pd
   return t;
 }
 
+KernelTuning staged(KernelTuning t, int buffers) {
+  t.staging_buffers = buffers;
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -631,8 +636,9 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaStreamCreateWithFlags(&bench.stream, cudaStreamNonBlocking));
     bench.helpers = std::make_unique<Helpers>(*bench.context);
   }
-  std::printf("| case | M | N | K | fusedgemm TFLOP/s | cuBLASLt TFLOP/s | ratio | kernel |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| case | M | N | K | fusedgemm TFLOP/s | cuBLASLt TFLOP/s | ratio | kernel | baseline |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<std::int64_t> squares =
       quick ? std::vector<std::int64_t>{4096, 8192}
             : std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384};
@@ -731,7 +737,13 @@ int main(int argc, char** argv) {
         {"128x192 cluster 2x1", tuned(128, 192, 2, 1)},
         {"128x256 cluster 1x2", tuned(128, 256, 1, 2)},
         {"128x256 no cluster", tuned(128, 256, 1, 1)},
-        {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)}}) {
+        {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)},
+        // As many staging buffers as a unit has sub-tiles: no epilogue waits for its own
+        // stores (docs/PERF.md run 23), at the cost of ring stages.
+        {"128x256 cluster 2x1 4 staging buffers", staged(tuned(128, 256, 2, 1), 4)},
+        {"ping-pong 64x256 cluster 2x1 4 staging buffers",
+         staged(tuned(64, 256, 2, 1, false, true), 4)},
+        {"128x192 cluster 2x1 3 staging buffers", staged(tuned(128, 192, 2, 1), 3)}}) {
     bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
   }
   // K from 128 to 2048 at 8192 x 8192 on the two tiles: time per tile = a fixed cost + K's
@@ -741,6 +753,8 @@ int main(int argc, char** argv) {
               tuned(128, 256, 2, 1));
     bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep ping-pong 64x256 cluster 2x1",
               tuned(64, 256, 2, 1, false, true));
+    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1 4 staging buffers",
+              staged(tuned(128, 256, 2, 1), 4));
   }
   for (const std::int64_t s : {4096, 8192}) {
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));

@@ -46,6 +46,10 @@ struct KernelTuning {
   std::optional<int> cluster_m;  // CTAs per cluster along M, sharing B by multicast: 1 or 2
   std::optional<int> cluster_n;  // ... along N, sharing A: 1 or 2 (not both 2)
   std::optional<int> stages;     // shared-memory ring depth
+  // Staging buffers per TMA-stored output and consumer, 1 to 8 (8 KB each, taken from the
+  // ring): with more, a consumer's epilogue waits less for the stores before it; default 2
+  // where the consumers share a tile, 1 for ping-pong.
+  std::optional<int> staging_buffers;
   // Programmatic dependent launch: the kernel may start while the previous kernel on the
   // stream finishes (launch attribute + griddepcontrol); off unless asked for.
   bool dependent_launch = false;

@@ -164,7 +164,7 @@ class EpilogueWriter {
       }
     }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
-    if (!staged_.empty() && recipe::staged_buffers(r_.config) == 2) {
+    if (!staged_.empty() && recipe::staged_buffers(r_.config) >= 2) {
       w_.comment("the previous unit's TMA stores have read the staging buffers");
       w_.line("if constexpr (kStaged) fk::staged_outputs_free(thread);");
     }

@@ -1,16 +1,19 @@
 // The TMA-store path of a dense output: the generated epilogue puts each value pair into a
 // 128B-swizzled staging buffer in shared memory, and at the end of every sub-tile (64 rows,
-// one 128-byte row of columns) one thread stores the sub-tile with a TMA bulk copy; with two
-// buffers the warpgroup computes the next sub-tile into the other one meanwhile, with one
-// (ping-pong, whose epilogue is off the critical path) it waits for the copy to read it. Whole
+// one 128-byte row of columns) one thread stores the sub-tile with a TMA bulk copy; with B >= 2
+// buffers the warpgroup computes the next sub-tiles into the others meanwhile (a sub-tile waits
+// only for the store B - 1 before it; with as many buffers as the unit has sub-tiles, for none
+// of its unit's), with one (ping-pong, whose epilogue is off the critical path) it waits for the
+// copy to read it. Whole
 // 128-byte lines reach L2, where direct stores from the fragment write 16 bytes of a row per quad
 // (2x the L2 store sectors of cuBLASLt's TMA stores at 4096^3: ncu on the H200, 2026-12-03). Device
 // code; no host headers (NVRTC).
 //
 // Staging of one stored output, per consumer warpgroup, at a 1024-byte aligned address:
-//   Buffers (1 or 2) buffers of kStagedBufferBytes (kernels/kernel_args.h), each a sub-tile of 64
-//   rows x 128 bytes in TMA's 128-byte swizzle: the 16-byte chunk q of row r sits at chunk q ^ (r %
-//   8), so the 8 rows a warp writes at once fall in 8 distinct chunks (no bank conflicts).
+//   Buffers (1 to kMaxStagedBuffers) buffers of kStagedBufferBytes (kernels/kernel_args.h), each a
+//   sub-tile of 64 rows x 128 bytes in TMA's 128-byte swizzle: the 16-byte chunk q of row r sits at
+//   chunk q ^ (r % 8), so the 8 rows a warp writes at once fall in 8 distinct chunks (no bank
+//   conflicts).
 // The descriptor (KernelArgs::tma[kMaxTmaDescriptors + k], codegen/tma_plan.h) has the box
 // {kSubCols, 64, 1} over axes (N, M, batch) with the same swizzle.
 #pragma once
@@ -33,7 +36,7 @@ __device__ __forceinline__ bool tma_stores_on(const KernelArgs& args, int count)
   return (args.tma_stores & all) == all;
 }
 
-// Before a unit's first sub-tile (two buffers): the previous unit's last stores have read
+// Before a unit's first sub-tile (two buffers or more): the previous unit's stores have read
 // their buffers.
 __device__ __forceinline__ void staged_outputs_free(int thread) {
   if (thread == 0) ptx::bulk_wait_group_read<0>();
@@ -42,7 +45,8 @@ __device__ __forceinline__ void staged_outputs_free(int thread) {
 
 template <Elem E, int TileM, int TileN, int Buffers>
 struct StagedOutput {
-  static_assert(Buffers == 1 || Buffers == 2, "StagedOutput: one or two staging buffers");
+  static_assert(Buffers >= 1 && Buffers <= kMaxStagedBuffers,
+                "StagedOutput: 1 to kMaxStagedBuffers staging buffers");
   static constexpr int kOutputBytes = Buffers * kStagedBufferBytes;  // staging per output
   using Frag = Fragment<TileM, TileN>;
   static constexpr int kBytes = kElemBytes<E>;
@@ -94,14 +98,17 @@ struct StagedOutput {
 
   // After value i: where it ends a sub-tile, the warpgroup's writes go to the async proxy and
   // one thread stores the sub-tile (columns past N and rows past M are clipped by TMA). With
-  // two buffers that thread first waits for the store before it to have read the other
-  // buffer, which the next sub-tile fills; with one, for this store, before anyone writes
-  // again. Every thread of the warpgroup calls it with the same i.
+  // B >= 2 buffers that thread first waits until the store of sub-tile - (B - 1) has read the
+  // buffer the next sub-tile fills (at most B - 2 newer stores may still read; a second staged
+  // output's stores count among them, which only waits longer); with one, for this store,
+  // before anyone writes again. Every thread of the warpgroup calls it with the same i.
   __device__ void flush(int i) const {
     if ((i + 1) % kSubValues != 0) return;
     const int sub = i / kSubValues;
     ptx::fence_proxy_async_shared();
-    if (Buffers == 2 && thread == 0) ptx::bulk_wait_group_read<0>();
+    if constexpr (Buffers >= 2) {
+      if (thread == 0) ptx::bulk_wait_group_read<Buffers - 2>();
+    }
     ptx::bar_sync(epilogue_barrier_id(), 128);
     if (thread == 0) {
       const int g = i / Frag::kPerGroup;

@@ -20,7 +20,7 @@
 //     static constexpr int kGemmB[kGemmCount] = {1};  // ... and of its B
 //     static constexpr int kEpilogueScratchBytes = 0;  // per consumer warpgroup
 //     static constexpr int kStagedOutputs = 1;  // outputs staged for TMA stores
-//     static constexpr int kStagedBuffers = 2;  // per staged output (1 for ping-pong)
+//     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; 1 for ping-pong)
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
@@ -170,8 +170,8 @@ struct GemmSm90Layout {
                 "choose_kernel_config");
   static_assert(Config::kStagedOutputs >= 0 && Config::kStagedOutputs <= kMaxTmaStores,
                 "at most kMaxTmaStores outputs staged for TMA stores (one descriptor each)");
-  static_assert(Config::kStagedBuffers == 1 || Config::kStagedBuffers == 2,
-                "1 or 2 staging buffers per stored output");
+  static_assert(Config::kStagedBuffers >= 1 && Config::kStagedBuffers <= kMaxStagedBuffers,
+                "1 to kMaxStagedBuffers staging buffers per stored output");
   static_assert(Config::kStages >= 2, "kStages must be at least 2: change choose_kernel_config");
   static_assert(Config::kOperandCount >= 2 && Config::kOperandCount <= kMaxTmaDescriptors,
                 "one TMA descriptor per operand: at most kMaxTmaDescriptors operands");

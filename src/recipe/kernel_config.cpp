@@ -311,7 +311,11 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
 }
 
 int staged_buffers(const KernelConfig& config) {
-  return config.split == ConsumerSplit::kPingPong ? 1 : 2;
+  return config.staging_buffers;
+}
+
+int default_staging_buffers(ConsumerSplit split) {
+  return split == ConsumerSplit::kPingPong ? 1 : 2;
 }
 
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
@@ -354,6 +358,10 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
           "multiple of the block",
           tile, program.buffers[q.buffer].name, q.block_cols, c.unit_n());
     }
+  }
+  if (c.staging_buffers < 1 || c.staging_buffers > kMaxStagingBuffers) {
+    return fmt::format("{}: {} staging buffers per stored output; legal: 1 to {}", tile,
+                       c.staging_buffers, kMaxStagingBuffers);
   }
   if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
     return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);
@@ -416,6 +424,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     c.tile_m = shape.tile_m;
     c.tile_n = shape.tile_n;
     c.split = shape.split;
+    c.staging_buffers = tuning.staging_buffers.value_or(default_staging_buffers(shape.split));
     c.stages = tuning.stages.value_or(std::max(kMinStages, max_stages(program, c)));
     if (tuning.cluster_m || tuning.cluster_n) {
       c.cluster_m = tuning.cluster_m.value_or(1);
@@ -439,7 +448,8 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   }
   if (!best) {
     const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.ping_pong ||
-                       tuning.cluster_m || tuning.cluster_n || tuning.stages;
+                       tuning.cluster_m || tuning.cluster_n || tuning.stages ||
+                       tuning.staging_buffers;
     // Untuned, no shape fits the program (a generator limit: the graph is declined); tuned,
     // the caller asked for what the kernel cannot take.
     return Status(tuned ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,
@@ -509,9 +519,9 @@ std::string describe(const KernelConfig& c) {
       "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, {}{}", c.tile_m,
       c.tile_n, c.tile_k, consumers, cluster, c.stages,
       c.staged_outputs > 0
-          ? fmt::format("TMA-store epilogue ({} output(s) staged; direct where a call's layout "
-                        "cannot take TMA)",
-                        c.staged_outputs)
+          ? fmt::format("TMA-store epilogue ({} output(s) staged, {} buffer(s) each; direct "
+                        "where a call's layout cannot take TMA)",
+                        c.staged_outputs, c.staging_buffers)
           : std::string("direct-store epilogue"),
       c.dependent_launch ? ", programmatic dependent launch" : "");
 }

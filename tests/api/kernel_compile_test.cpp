@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "example_files.h"
 #include "fusedgemm/graph.h"
 #include "fusedgemm/graph_json.h"
@@ -240,6 +242,35 @@ TEST(KernelCompile, BlockScaledFp8WithAHeavyEpilogue) {
   EXPECT_EQ(recipe->config.unit_m(), 64);
   EXPECT_LE(recipe->config.tile_n, 128);
   expect_compiles_cleanly(*recipe);
+}
+
+// A tuned staging depth compiles clean on both consumer splits: 4 buffers per output (a
+// 64x256 unit's sub-tiles, so a unit waits for none of its own stores), one staged output
+// and two.
+TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
+  for (const char* file : {"plain.json", "multi_output.json"}) {
+    for (const bool ping_pong : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}, {}", file, ping_pong ? "ping-pong 64x256" : "128x256"));
+      auto graph = load_graph((std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR) / file).string());
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      ASSERT_TRUE(graph->validate().is_ok());
+      auto analysis = fusion::analyze(graph.value());
+      ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
+      auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+      KernelTuning tuning;
+      tuning.tile_m = ping_pong ? 64 : 128;
+      tuning.tile_n = 256;
+      tuning.ping_pong = ping_pong;
+      tuning.staging_buffers = 4;
+      auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors, tuning);
+      ASSERT_TRUE(config.is_ok()) << config.status().message();
+      EXPECT_EQ(recipe::staged_buffers(config.value()), 4);
+      EXPECT_GE(config->staged_outputs, 1);
+      auto recipe = recipe::make_recipe(program, config.value());
+      ASSERT_TRUE(recipe.is_ok()) << recipe.status().message();
+      expect_compiles_cleanly(recipe.value());
+    }
+  }
 }
 
 class KernelCompileVariant : public testing::TestWithParam<Variant> {};

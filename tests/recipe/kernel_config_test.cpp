@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
 #include "fusedgemm/graph_json.h"
 #include "fusion/analyze.h"
+#include "kernels/kernel_args.h"
 #include "reference/resize.h"
 #include "support/flavor_graphs.h"
 
@@ -231,6 +234,47 @@ TEST(KernelConfig, PingPongUnitsAreWholeTiles) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.status().message().find("ping-pong"), std::string::npos)
       << refused.status().message();
+}
+
+// Staging buffers: 2 by default where the consumers share a tile, 1 for ping-pong; a tuned
+// count takes its 8 KB per buffer from the ring (128x256 with 4: 3 stages, not 4), and a
+// count past 1..8 is refused by name.
+TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
+  const auto program = program_of(Flavor::kPlain, {.m = 8192, .n = 8192, .k = 1024});
+  KernelTuning tile;
+  tile.tile_m = 128;
+  tile.tile_n = 256;
+  tile.cluster_m = 2;
+  tile.cluster_n = 1;
+  const KernelConfig two = chosen(program, kH200Multiprocessors, tile);
+  EXPECT_EQ(two.staging_buffers, 2);
+  EXPECT_EQ(two.stages, 4);
+  EXPECT_EQ(store_staging_bytes(program, two), 2 * kernels::kStagedBufferBytes);
+  KernelTuning pp;
+  pp.ping_pong = true;
+  EXPECT_EQ(chosen(program, kH200Multiprocessors, pp).staging_buffers, 1);
+  KernelTuning four = tile;
+  four.staging_buffers = 4;  // a 64x256 unit's sub-tiles: no wait inside a unit
+  const KernelConfig deep = chosen(program, kH200Multiprocessors, four);
+  EXPECT_EQ(deep.staging_buffers, 4);
+  EXPECT_EQ(deep.stages, 3);
+  EXPECT_EQ(store_staging_bytes(program, deep), 4 * kernels::kStagedBufferBytes);
+  EXPECT_NE(describe(deep).find("4 buffer(s) each"), std::string::npos) << describe(deep);
+  for (const int bad : {0, -1, 9}) {
+    KernelTuning t = tile;
+    t.staging_buffers = bad;
+    auto refused = choose_kernel_config(program, kH200Multiprocessors, t);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find(fmt::format("{} staging buffers", bad)),
+              std::string::npos)
+        << refused.status().message();
+    EXPECT_NE(refused.status().message().find("legal: 1 to 8"), std::string::npos);
+  }
+  // Eight buffers of 8 KB per consumer leave room for the least ring, two 48 KB stages.
+  KernelTuning eight = tile;
+  eight.staging_buffers = 8;
+  EXPECT_EQ(chosen(program, kH200Multiprocessors, eight).stages, 2);
 }
 
 TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
