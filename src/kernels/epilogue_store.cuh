@@ -1,13 +1,12 @@
 // The TMA-store path of a dense output: the generated epilogue puts each value pair into a
 // 128B-swizzled staging buffer in shared memory, and at the end of every sub-tile (64 rows,
-// one 128-byte row of columns) one thread stores the sub-tile with a TMA bulk copy; with B >= 2
+// one 128-byte row of columns) one thread stores the sub-tile with a TMA bulk copy. With B >= 2
 // buffers the warpgroup computes the next sub-tiles into the others meanwhile (a sub-tile waits
 // only for the store B - 1 before it; with as many buffers as the unit has sub-tiles, for none
-// of its unit's), with one (ping-pong, whose epilogue is off the critical path) it waits for the
-// copy to read it. Whole
-// 128-byte lines reach L2, where direct stores from the fragment write 16 bytes of a row per quad
-// (2x the L2 store sectors of cuBLASLt's TMA stores at 4096^3: ncu on the H200, 2026-12-03). Device
-// code; no host headers (NVRTC).
+// of its unit's); with one (ping-pong, whose epilogue is off the critical path) it waits for the
+// copy to read it. Whole 128-byte lines reach L2, where direct stores from the fragment write 16
+// bytes of a row per quad (2x the L2 store sectors of cuBLASLt's TMA stores at 4096^3: ncu on the
+// H200, 2026-12-03). Device code; no host headers (NVRTC).
 //
 // Staging of one stored output, per consumer warpgroup, at a 1024-byte aligned address:
 //   Buffers (1 to kMaxStagedBuffers) buffers of kStagedBufferBytes (kernels/kernel_args.h), each a

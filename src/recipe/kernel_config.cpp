@@ -359,9 +359,9 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
           tile, program.buffers[q.buffer].name, q.block_cols, c.unit_n());
     }
   }
-  if (c.staging_buffers < 1 || c.staging_buffers > kMaxStagingBuffers) {
+  if (c.staging_buffers < 1 || c.staging_buffers > kernels::kMaxStagedBuffers) {
     return fmt::format("{}: {} staging buffers per stored output; legal: 1 to {}", tile,
-                       c.staging_buffers, kMaxStagingBuffers);
+                       c.staging_buffers, kernels::kMaxStagedBuffers);
   }
   if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
     return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);

@@ -75,10 +75,8 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
 // store B - 1 sub-tiles before it; as many as a unit has sub-tiles, a unit waits for none of
 // its own stores, only, at its start, for the previous unit's.
 int staged_buffers(const KernelConfig& config);
-// The default of staged_buffers for a consumer split.
+// The default of staged_buffers for a consumer split (at most kernels::kMaxStagedBuffers).
 int default_staging_buffers(ConsumerSplit split);
-// The most staging buffers a kernel takes per output (kernels::kMaxStagedBuffers).
-inline constexpr int kMaxStagingBuffers = 8;
 
 // Shared memory the staging of the TMA-stored outputs takes per consumer warpgroup.
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config);

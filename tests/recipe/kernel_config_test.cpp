@@ -260,7 +260,7 @@ TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
   EXPECT_EQ(deep.stages, 3);
   EXPECT_EQ(store_staging_bytes(program, deep), 4 * kernels::kStagedBufferBytes);
   EXPECT_NE(describe(deep).find("4 buffer(s) each"), std::string::npos) << describe(deep);
-  for (const int bad : {0, -1, 9}) {
+  for (const int bad : {0, -1, 9, 1 << 30}) {
     KernelTuning t = tile;
     t.staging_buffers = bad;
     auto refused = choose_kernel_config(program, kH200Multiprocessors, t);
