@@ -387,18 +387,22 @@ KernelTuning make_tuning(const nb::dict& tuning) {
       t.tile_n = integer();
     else if (k == "split_n")
       t.split_n = flag();
+    else if (k == "ping_pong")
+      t.ping_pong = flag();
     else if (k == "cluster_m")
       t.cluster_m = integer();
     else if (k == "cluster_n")
       t.cluster_n = integer();
     else if (k == "stages")
       t.stages = integer();
+    else if (k == "staging_buffers")
+      t.staging_buffers = integer();
     else if (k == "dependent_launch")
       t.dependent_launch = flag();
     else {
       throw nb::value_error(("tuning: unknown key '" + k +
-                             "'; legal: tile_m, tile_n, split_n, cluster_m, cluster_n, stages, "
-                             "dependent_launch")
+                             "'; legal: tile_m, tile_n, split_n, ping_pong, cluster_m, "
+                             "cluster_n, stages, staging_buffers, dependent_launch")
                                 .c_str());
     }
   }
@@ -597,9 +601,10 @@ void bind_plan(nb::module_& m) {
         "context"_a.none() = nb::none(), "tuning"_a = nb::none(),
         "Validates, analyzes and compiles `graph` into a Plan on `device` ('cuda', 'cuda:N', "
         "'host'; default CUDA when present, else host). `engine` forces 'fused' or "
-        "'fallback'; `tuning` (tile_m, tile_n, split_n, cluster_m, cluster_n, stages, "
-        "dependent_launch) overrides the kernel choice. Raises GraphError for a malformed "
-        "graph, Declined when engine='fused' and the fused engine refuses it.");
+        "'fallback'; `tuning` (tile_m, tile_n, split_n, ping_pong, cluster_m, cluster_n, "
+        "stages, staging_buffers, dependent_launch) overrides the kernel choice. Raises "
+        "GraphError for a malformed graph, Declined when engine='fused' and the fused engine "
+        "refuses it.");
 }
 
 }  // namespace fusedgemm::python

@@ -30,6 +30,17 @@ def test_a_bound_pack_executes_again_and_sees_new_values(seed):
     assert sum(plan.deferrals().values()) == 0
 
 
+def test_a_tuning_pins_the_kernel_and_the_call_stays_right(seed):
+    graph = fusedgemm.load_graph(str(EXAMPLES / "plain.json"))
+    plan = fusedgemm.build(graph, device="host", tuning={
+        "tile_m": 64, "tile_n": 256, "ping_pong": True, "staging_buffers": 4})
+    assert "2 ping-pong consumers" in plan.describe()
+    assert "4 buffer(s) each" in plan.describe()
+    inputs, outputs = call_buffers(graph, seed)
+    plan.execute({**inputs, **outputs})
+    assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed
+
+
 def test_a_bound_pack_keeps_its_arrays_alive(seed):
     graph, plan = host_plan(EXAMPLES / "plain.json")
     inputs, outputs = call_buffers(graph, seed)

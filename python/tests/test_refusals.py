@@ -169,6 +169,9 @@ def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
                           ({1: 2}, "tuning: key: 1; legal: a string")):
         with pytest.raises(TypeError, match=match):
             fusedgemm.build(graph, device="host", tuning=tuning)
+    with pytest.raises(fusedgemm.InvalidArgument,
+                       match="9 staging buffers per stored output; legal: 1 to 8"):
+        fusedgemm.build(graph, device="host", tuning={"staging_buffers": 9})
     backwards = np.zeros(1024, np.uint8)[::-1]
     with pytest.raises(TypeError, match="workspace: strides .* go backwards"):
         plan.execute({**inputs, **outputs}, workspace=backwards)
