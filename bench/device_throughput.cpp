@@ -3,7 +3,7 @@
 // Each measurement is a batch of back-to-back launches timed by events around the batch,
 // the inputs rotating over enough random sets (never zeros) to pass the 60 MB L2; the figure
 // is the median over rounds. cuBLASLt runs the fastest of its top 8 heuristic algorithms,
-// each timed the same way first. Cases:
+// each timed the same way first (each row names it: id, tile, stages, cluster, ...). Cases:
 //   plain bf16: squares 1024-16384 and the LLM sweep of DESIGN.md section 9
 //   bias + GELU(tanh) vs cuBLASLt's GELU_BIAS epilogue
 //   gated MLP silu(A@B0) * (A@B1) vs two cuBLASLt GEMMs and an elementwise kernel
@@ -11,7 +11,8 @@
 //   (both fused flavors at K = 8192 and at K = 1024, where the unfused traffic matters)
 //   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
 //   kernel variants at 2048^3, 4096^3, 8192^3, 8192 x 8192 x 1024 and 4096 x 11008 x 4096
-//   (tiles, clusters, PDL; bf16 and fp8)
+//   (tiles, clusters, staging buffers, PDL; bf16 and fp8), and K from 128 to 2048 at 8192^2
+//   ("K sweep")
 //   beside the cost model's pick; a full run ends with the headline cases again, "(again)", for the
 //   spread
 // A run starts with five seconds of 8192^3 (not recorded), so the first rows meet a warm chip.
@@ -746,8 +747,9 @@ int main(int argc, char** argv) {
         {"128x192 cluster 2x1 3 staging buffers", staged(tuned(128, 192, 2, 1), 3)}}) {
     bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
   }
-  // K from 128 to 2048 at 8192 x 8192 on the two tiles: time per tile = a fixed cost + K's
-  // steps, for ours and cuBLASLt, so the fixed cost of a tile (epilogue, hand-off) reads off.
+  // K from 128 to 2048 at 8192 x 8192 (shared 128x256 tiles, with 2 and 4 staging buffers,
+  // and ping-pong 64x256): time = a fixed cost per tile + K's steps, for ours and cuBLASLt,
+  // so the fixed cost (epilogue, hand-off) reads off.
   for (const std::int64_t k : {128, 256, 512, 2048}) {
     bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1",
               tuned(128, 256, 2, 1));
