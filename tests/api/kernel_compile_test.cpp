@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@
 #include "recipe/recipe.h"
 #include "recipe/support_gate.h"
 #include "reference/resize.h"
+#include "support/flavor_graphs.h"
 
 using namespace fusedgemm;
 
@@ -245,16 +247,17 @@ TEST(KernelCompile, BlockScaledFp8WithAHeavyEpilogue) {
 }
 
 // A tuned staging depth compiles clean on both consumer splits: 4 buffers per output (a
-// 64x256 unit's sub-tiles, so a unit waits for none of its own stores), one staged output
-// and two.
+// 64x256 unit's bf16 sub-tiles, half an fp32 output's), for one staged output (plain) and
+// for two (multi_output's fp32 and fp16, whose bulk groups interleave).
 TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
-  for (const char* file : {"plain.json", "multi_output.json"}) {
+  for (const auto& [flavor, staged] :
+       {std::pair{test::Flavor::kPlain, 1}, std::pair{test::Flavor::kMultiOutput, 2}}) {
     for (const bool ping_pong : {false, true}) {
-      SCOPED_TRACE(fmt::format("{}, {}", file, ping_pong ? "ping-pong 64x256" : "128x256"));
-      auto graph = load_graph((std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR) / file).string());
-      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-      ASSERT_TRUE(graph->validate().is_ok());
-      auto analysis = fusion::analyze(graph.value());
+      SCOPED_TRACE(fmt::format("{}, {}", test::to_string(flavor),
+                               ping_pong ? "ping-pong 64x256" : "128x256"));
+      auto fg = test::make_flavor_graph(flavor, {.batch = 1, .m = 512, .n = 512, .k = 256});
+      ASSERT_TRUE(fg.is_ok()) << fg.status().message();
+      auto analysis = fusion::analyze(fg->graph);
       ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
       auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
       KernelTuning tuning;
@@ -265,7 +268,7 @@ TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
       auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors, tuning);
       ASSERT_TRUE(config.is_ok()) << config.status().message();
       EXPECT_EQ(recipe::staged_buffers(config.value()), 4);
-      EXPECT_GE(config->staged_outputs, 1);
+      EXPECT_EQ(config->staged_outputs, staged);
       auto recipe = recipe::make_recipe(program, config.value());
       ASSERT_TRUE(recipe.is_ok()) << recipe.status().message();
       expect_compiles_cleanly(recipe.value());

@@ -166,7 +166,9 @@ TEST(GenerateEpilogue, AnOutputOfTheRoundedTypeStoresTheValueBeforeRounding) {
   EXPECT_NE(plain.find("out0.store_pair(r, c - 1, out0_even, v0_exact,"), std::string::npos)
       << plain;
 
-  // 'Y' rounded to bf16 and stored as fp32: the fp32 output keeps the bf16 rounding.
+  // The accumulator rounded to bf16 feeds an fp32 output through relu: the output stores
+  // relu of the rounded value (analysis gives every output node its buffer's type, so
+  // stored_value's type check is a guard no graph reaches today).
   Graph g;
   g.set_name("wider");
   auto a = input(g, "A", {1, 256, 128}, DataType::kBFloat16);

@@ -225,9 +225,11 @@ TEST(Numeric, RoundToDoubleRoundsOnce) {
   EXPECT_EQ(numeric::round_to_double(DataType::kNotSet, 0.1), 0.1);
 }
 
-// Storing a value rounded to the stored type writes the code of the value itself: the
-// generated epilogue stores a rounded node's value before rounding where the output has the
-// rounded type (codegen/epilogue.cpp, stored_value), NaN, infinities and overflow included.
+// Storing a value rounded to the stored type writes the code of the value itself, NaN,
+// infinities and overflow included: what the generated epilogue relies on when it stores a
+// rounded node's value before rounding (codegen/epilogue.cpp, stored_value). This checks
+// the host model; the kernel's conversions are the PTX ones it models (element_io.cuh), and
+// the GPU suites compare the kernel's stores with the reference.
 TEST(Numeric, RoundingBeforeAStoreOfTheSameTypeChangesNoCode) {
   std::mt19937 rng(20261205);
   std::vector<float> values = {0.0f,
