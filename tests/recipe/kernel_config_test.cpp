@@ -16,6 +16,7 @@
 #include "kernels/kernel_args.h"
 #include "reference/resize.h"
 #include "support/flavor_graphs.h"
+#include "support/tuning.h"
 
 namespace fusedgemm::recipe {
 namespace {
@@ -241,11 +242,7 @@ TEST(KernelConfig, PingPongUnitsAreWholeTiles) {
 // count past 1..8 is refused by name.
 TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
   const auto program = program_of(Flavor::kPlain, {.m = 8192, .n = 8192, .k = 1024});
-  KernelTuning tile;
-  tile.tile_m = 128;
-  tile.tile_n = 256;
-  tile.cluster_m = 2;
-  tile.cluster_n = 1;
+  const KernelTuning tile = test::pinned_tuning(128, 256, false, 2, 1);
   const KernelConfig two = chosen(program, kH200Multiprocessors, tile);
   EXPECT_EQ(two.staging_buffers, 2);
   EXPECT_EQ(two.stages, 4);
