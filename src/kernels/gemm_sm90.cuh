@@ -518,7 +518,7 @@ struct AccumulateStages {
 #pragma unroll
       for (int g = 0; g < Kernel::kGemms; ++g) {
 #pragma unroll
-        for (int i = 0; i < Kernel::Frag::kCount; ++i) acc[g][i] = 0.0f;
+        for (int i = 0; i < Kernel::Frag::kCount; ++i) ptx::zero_accumulator_in_branch(acc[g][i]);
       }
     }
   }

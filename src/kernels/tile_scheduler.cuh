@@ -80,9 +80,11 @@ struct TileScheduler {
 
   // The CTA tile that the CTA of cluster rank `rank` computes for work unit `u`
   // (0 <= u < total).
+  // The common cases, no split and one batch, skip those divisions: a division is a chain of
+  // about 20 dependent instructions, and each consumer runs this between two of its tiles.
   FG_HOST_DEVICE TileIndex tile(long long u, int rank) const {
-    const long long t = u / splits;  // the cluster tile
-    const long long batch = t / per_batch;
+    const long long t = splits == 1 ? u : u / splits;  // the cluster tile
+    const long long batch = t < per_batch ? 0 : t / per_batch;
     const long long in_batch = t - batch * per_batch;
     const long long band_tiles = group * cols;
     const long long band = in_batch / band_tiles;
@@ -100,6 +102,7 @@ struct TileScheduler {
   // The K steps of work unit `u` out of the problem's `steps`; none past the last unit.
   FG_HOST_DEVICE KSteps k_steps(long long u, int steps) const {
     if (u >= total) return {0, 0};
+    if (splits == 1) return {0, steps};
     const long long split = split_of(u);
     return {static_cast<int>(split * steps / splits),
             static_cast<int>((split + 1) * steps / splits)};

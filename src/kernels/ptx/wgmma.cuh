@@ -33,6 +33,14 @@ __device__ __forceinline__ void wgmma_fence_operand(float& value) {
   asm volatile("" : "+f"(value)::"memory");
 }
 
+// Sets an accumulator to zero inside a branch taken rarely. A plain `= 0.0f` under a branch
+// lets the compiler turn the branch into one select per register, executed every time (128
+// FSELs per tile for K = 0, which no tile of a K > 0 call takes); a volatile asm cannot be
+// speculated, so the branch stays a branch.
+__device__ __forceinline__ void zero_accumulator_in_branch(float& value) {
+  asm volatile("mov.b32 %0, 0;\n" : "=f"(value));
+}
+
 // Operand element types of wgmma.mma_async with an f32 accumulator.
 enum class MmaType : int { kBf16, kF16, kE4M3, kE5M2 };
 
