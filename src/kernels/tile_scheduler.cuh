@@ -79,9 +79,9 @@ struct TileScheduler {
         group(raster_group < 1 ? 1 : raster_group) {}
 
   // The CTA tile that the CTA of cluster rank `rank` computes for work unit `u`
-  // (0 <= u < total).
-  // The common cases, no split and one batch, skip those divisions: a division is a chain of
-  // about 20 dependent instructions, and each consumer runs this between two of its tiles.
+  // (0 <= u < total). The common cases, no split and one batch, skip their divisions: each is
+  // a chain of about 20 dependent instructions, and every consumer warp runs this between two
+  // of its tiles while the tensor cores wait.
   FG_HOST_DEVICE TileIndex tile(long long u, int rank) const {
     const long long t = splits == 1 ? u : u / splits;  // the cluster tile
     const long long batch = t < per_batch ? 0 : t / per_batch;
