@@ -164,7 +164,7 @@ class EpilogueWriter {
       }
     }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
-    if (!staged_.empty() && recipe::staged_buffers(r_.config) >= 2) {
+    if (!staged_.empty() && r_.config.staging_buffers >= 2) {
       w_.comment("the previous unit's TMA stores have read the staging buffers");
       w_.line("if constexpr (kStaged) fk::staged_outputs_free(thread);");
     }
@@ -375,7 +375,7 @@ class EpilogueWriter {
       w_.line(fmt::format(
           "const fk::StagedOutput<{0}, TileM, TileN, {1}> out{2}_staged(args, {3}, smem_staging + "
           "{3} * decltype(out{2}_staged)::kOutputBytes, tile, thread);",
-          elem(type_of(out.buffer)), recipe::staged_buffers(r_.config), o, k));
+          elem(type_of(out.buffer)), r_.config.staging_buffers, o, k));
     }
     w_.line(fmt::format("float out{}_even = 0.0f;", o));
   }

@@ -328,8 +328,7 @@ class SourceBuilder {
     line("  // per consumer warpgroup");
     line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
     line("  static constexpr int kStagedOutputs = {};  // staged for TMA stores", staged_outputs_);
-    line("  static constexpr int kStagedBuffers = {};  // per staged output",
-         recipe::staged_buffers(c));
+    line("  static constexpr int kStagedBuffers = {};  // per staged output", c.staging_buffers);
     line("}};");
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");

@@ -23,7 +23,7 @@ inline constexpr int kMaxTmaStores = 2;
 // A TMA-stored output's staging buffer per consumer warpgroup (kernels/epilogue_store.cuh)
 // and the box of its descriptor: a sub-tile of 64 rows (one wgmma row group) x one 128-byte
 // row (TMA's widest swizzle span). A kernel has 1 to kMaxStagedBuffers buffers per output
-// (recipe::staged_buffers).
+// (KernelConfig::staging_buffers).
 inline constexpr int kMaxStagedBuffers = 8;
 inline constexpr int kStagedRowBytes = 128;
 inline constexpr int kStagedRows = 64;

@@ -310,16 +310,12 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
   return staged;
 }
 
-int staged_buffers(const KernelConfig& config) {
-  return config.staging_buffers;
-}
-
 int default_staging_buffers(ConsumerSplit split) {
   return split == ConsumerSplit::kPingPong ? 1 : 2;
 }
 
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
-  return static_cast<std::int64_t>(tma_store_outputs(program).size()) * staged_buffers(config) *
+  return static_cast<std::int64_t>(tma_store_outputs(program).size()) * config.staging_buffers *
          kernels::kStagedBufferBytes;
 }
 

@@ -38,7 +38,7 @@ struct KernelConfig {
   // Dense outputs the epilogue can store through TMA (tma_store_outputs): each takes a
   // staging area per consumer, so it counts against the ring's stages.
   int staged_outputs = 0;
-  // Staging buffers per staged output and consumer (staged_buffers).
+  // Staging buffers per staged output and consumer (default_staging_buffers, 1 to 8).
   int staging_buffers = 2;
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
@@ -67,15 +67,13 @@ std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
 // TMA write them is decided per call (recipe::tma_storable); the others store directly.
 std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
 
-// Staging buffers per TMA-stored output and consumer (KernelConfig::staging_buffers, or
-// KernelTuning's): by default 2 where the consumers share each tile (a sub-tile is written
+// Staging buffers per TMA-stored output and consumer (KernelConfig::staging_buffers) unless
+// KernelTuning sets them: 2 where the consumers share each tile (a sub-tile is written
 // while the store of the one before still reads; the epilogue is on the tile's critical
 // path), 1 for ping-pong, whose epilogue overlaps the other consumer's MMAs: the 8 KB go to
 // the ring instead (64x256: 5 stages, not 4). With B buffers a sub-tile waits only for the
 // store B - 1 sub-tiles before it; as many as a unit has sub-tiles, a unit waits for none of
 // its own stores, only, at its start, for the previous unit's.
-int staged_buffers(const KernelConfig& config);
-// The default of staged_buffers for a consumer split (at most kernels::kMaxStagedBuffers).
 int default_staging_buffers(ConsumerSplit split);
 
 // Shared memory the staging of the TMA-stored outputs takes per consumer warpgroup.

@@ -267,7 +267,7 @@ TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
       tuning.staging_buffers = 4;
       auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors, tuning);
       ASSERT_TRUE(config.is_ok()) << config.status().message();
-      EXPECT_EQ(recipe::staged_buffers(config.value()), 4);
+      EXPECT_EQ(config->staging_buffers, 4);
       EXPECT_EQ(config->staged_outputs, staged);
       auto recipe = recipe::make_recipe(program, config.value());
       ASSERT_TRUE(recipe.is_ok()) << recipe.status().message();
