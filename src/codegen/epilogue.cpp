@@ -89,7 +89,10 @@ class EpilogueWriter {
     w_.line(staged ? "__device__ __forceinline__ void fusedgemm_epilogue_body("
                    : "__device__ __forceinline__ void fusedgemm_epilogue(");
     write_parameters();
-    if (!staged) w_.line("(void)smem_staging;");
+    if (!staged) {
+      w_.line("(void)smem_staging;");
+      w_.line("(void)smem_borrowed;");
+    }
     write_prologue();
     write_element_loop();
     write_quantized();
@@ -103,11 +106,11 @@ class EpilogueWriter {
     w_.line(fmt::format("if (fusedgemm::kernels::tma_stores_on(args, {})) {{", staged_.size()));
     w_.line(
         "  fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, "
-        "smem_staging);");
+        "smem_staging, smem_borrowed);");
     w_.line("} else {");
     w_.line(
         "  fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, "
-        "smem_staging);");
+        "smem_staging, smem_borrowed);");
     w_.line("}");
     w_.close();
   }
@@ -118,7 +121,7 @@ class EpilogueWriter {
         "tile,");
     w_.line(fmt::format("    float (&acc)[{}][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],",
                         p_.gemms.size()));
-    w_.open("    float* smem_scratch, unsigned smem_staging)");
+    w_.open("    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed)");
   }
 
   // The staged slot of dense output o, or -1 (stored directly on every call).
@@ -373,9 +376,10 @@ class EpilogueWriter {
                         emit_quoted(p_.buffers[out.buffer].name)));
     if (const int k = staged_slot(o); k >= 0) {
       w_.line(fmt::format(
-          "const fk::StagedOutput<{0}, TileM, TileN, {1}> out{2}_staged(args, {3}, smem_staging + "
-          "{3} * decltype(out{2}_staged)::kOutputBytes, tile, thread);",
-          elem(type_of(out.buffer)), r_.config.staging_buffers, o, k));
+          "const fk::StagedOutput<{0}, TileM, TileN, {1}, {4}> out{2}_staged(args, {3}, "
+          "smem_staging + {3} * decltype(out{2}_staged)::kOutputBytes, smem_borrowed, tile, "
+          "thread);",
+          elem(type_of(out.buffer)), r_.config.staging_buffers, o, k, r_.config.borrowed_buffers));
     }
     w_.line(fmt::format("float out{}_even = 0.0f;", o));
   }

@@ -5,13 +5,14 @@
 //   __device__ __forceinline__ void fusedgemm_epilogue(
 //       const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
 //       float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-//       float* smem_scratch, unsigned smem_staging);
+//       float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed);
 //
 // with G the program's GEMM count, plus `constexpr int kEpilogueScratchBytes`: the shared
 // memory (bytes, 16-byte aligned) the mainloop passes as smem_scratch. smem_staging is the
 // shared address of the staging of the outputs recipe::tma_store_outputs names, which the
 // epilogue stores through TMA where the call's layout allows (kernels/epilogue_store.cuh)
-// and directly elsewhere: it is instantiated for both.
+// and directly elsewhere: it is instantiated for both. smem_borrowed is where the
+// KernelConfig::borrowed_buffers more buffers of the one staged output lie this unit.
 //
 // Per fragment element inside the problem, the DAG runs in fp32, one statement per node in
 // program (topological) order under a comment with the node's name and formula; a node

@@ -329,6 +329,8 @@ class SourceBuilder {
     line("  static constexpr int kEpilogueScratchBytes = {};", epilogue_.scratch_bytes);
     line("  static constexpr int kStagedOutputs = {};  // staged for TMA stores", staged_outputs_);
     line("  static constexpr int kStagedBuffers = {};  // per staged output", c.staging_buffers);
+    line("  static constexpr int kBorrowedBuffers = {};  // per consumer, from a ring stage",
+         c.borrowed_buffers);
     line("}};");
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");
@@ -356,8 +358,8 @@ class SourceBuilder {
     line(
         "                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
         "TileN>::kCount],");
-    line("                             float* scratch, unsigned staging) {{");
-    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging);");
+    line("                             float* scratch, unsigned staging, unsigned borrowed) {{");
+    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed);");
     line("  }}");
     line("}};");
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);

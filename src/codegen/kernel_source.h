@@ -37,7 +37,8 @@ namespace fusedgemm::codegen {
 //                                      const fusedgemm::kernels::TileCoord& tile,
 //                                      float (&acc)[G][fusedgemm::kernels::Fragment<TileM,
 //                                                                  TileN>::kCount],
-//                                      float* smem_scratch, unsigned smem_staging);
+//                                      float* smem_scratch, unsigned smem_staging,
+//                                      unsigned smem_borrowed);
 // (kernels/epilogue_contract.cuh), with G the program's GEMM count. It may read the config
 // struct FusedgemmConfig, which precedes it.
 struct EpilogueCode {

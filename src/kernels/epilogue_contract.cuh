@@ -64,11 +64,12 @@ __device__ __forceinline__ int epilogue_barrier_id() {
 //                                      const fusedgemm::kernels::TileCoord& unit,
 //                                      float (&acc)[G][Fragment<TileM, TileN>::kCount],
 //                                      float* smem_scratch /* >= kEpilogueScratchBytes */,
-//                                      unsigned smem_staging);
+//                                      unsigned smem_staging, unsigned smem_borrowed);
 //
 // called by the 128 threads of one consumer warpgroup after its last wgmma of the tile has
 // completed, with `unit` the start of its unit, a scratch of its own and the shared address
 // of its staging for TMA-stored outputs (kStagedOutputs x kStagedBuffers x kStagedBufferBytes,
-// 1024-aligned; kernels/epilogue_store.cuh). It reads aux buffers and writes outputs and taps
+// 1024-aligned; kernels/epilogue_store.cuh), and of kBorrowedBuffers more for this unit in a
+// ring stage (kernels/gemm_sm90_config.cuh). It reads aux buffers and writes outputs and taps
 // through `args` (kernel axis order, stride 0 on broadcast and reduced axes), skipping rows >=
 // args.m and columns >= args.n.

@@ -19,7 +19,10 @@
 //      keeps Math::kInFlight wgmma groups in flight and hands each stage back once its
 //      MMAs are done, then runs the generated epilogue over its unit while the producer
 //      already fills the next tile's stages (and, ping-pong, the other consumer's MMAs
-//      keep the tensor cores busy).
+//      keep the tensor cores busy). Consumers sharing each tile keep its last stage back
+//      (Layout::kBorrowedBuffers > 0): once both are done with it, their epilogues stage
+//      output sub-tiles there besides their own buffers, and each hands the stage back a K
+//      step into its next unit, after its stores have read it.
 // The (stage, phase) pair of the ring runs on across tiles on both sides; a ping-pong
 // consumer steps over the other consumer's tiles' stages.
 //
@@ -50,7 +53,9 @@
 #include "kernels/epilogue_contract.cuh"
 #include "kernels/gemm_sm90_config.cuh"
 #include "kernels/kernel_args.h"
+#include "kernels/ptx/barrier.cuh"
 #include "kernels/ptx/cluster.cuh"
+#include "kernels/ptx/fence.cuh"
 #include "kernels/ptx/grid_dependency.cuh"
 #include "kernels/ptx/mbarrier.cuh"
 #include "kernels/ptx/registers.cuh"
@@ -347,11 +352,28 @@ struct GemmSm90 {
             tile.n * kTileN + Layout::unit_col(consumer)};
   }
 
+  // Both consumers' MMAs on the unit's last stage are done (before either writes staging
+  // into it). Barriers 1 and 2 are the consumers' own (epilogue_barrier_id), 0 __syncthreads.
+  static constexpr int kConsumersBarrier = 3;
+
+  // Hands `held`, the stage a unit's epilogue borrowed staging from, back to the producers once
+  // the stores of this consumer (all issued by its thread 0, the signaller) have read it.
+  __device__ static void return_borrowed(unsigned base, int& held, bool signaller) {
+    if (held < 0) return;
+    if (signaller) ptx::bulk_wait_group_read<0>();
+    release(base, held, signaller);
+    held = -1;
+  }
+
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
                                   unsigned staging, const Scheduler& tiles, int rank,
                                   long long first, long long step, int k_steps, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
     const bool signaller = thread == 0;
+    constexpr bool kBorrows = Layout::kBorrowedBuffers > 0;
+    static_assert(!kBorrows || Math<GemmSm90>::kInFlight > 0,
+                  "staging is borrowed from the stage a unit's last MMAs read, which a mainloop "
+                  "that hands each stage back inside its loop has already returned");
     RingState ring;
     Accumulators acc;
     // Ping-pong: this consumer's work units are the CTA's units `consumer`, `consumer` + 2,
@@ -363,6 +385,9 @@ struct GemmSm90 {
     const int own = Layout::kPingPong ? consumer : 0;
     if (own > 0) ring.skip<kStages>(tiles.k_steps(first, k_steps).count());
     unsigned turns = 0;  // turns waited for
+    // The stage the last unit's epilogue borrowed staging from: handed back after the next
+    // unit's first MMAs are issued (its stores have had a K step to read it), or at the end.
+    int held = -1;
     for (long long t = first + own * step; t < tiles.total; t += kTurns * step) {
       const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
       const KSteps steps = tiles.k_steps(t, k_steps);
@@ -378,6 +403,8 @@ struct GemmSm90 {
           release(base, ring.stage, signaller);
         } else if (kt > 0) {
           release(base, previous, signaller);  // its MMAs were waited on in consume
+        } else if constexpr (kBorrows) {
+          return_borrowed(base, held, signaller);
         }
         previous = ring.stage;
         ring.advance<kStages>();
@@ -387,16 +414,30 @@ struct GemmSm90 {
       }
       math.finish(steps.count());
       if constexpr (Math<GemmSm90>::kInFlight > 0) {
-        if (steps.count() > 0) release(base, previous, signaller);
+        if (steps.count() > 0) {
+          if constexpr (kBorrows) {
+            held = previous;
+          } else {
+            release(base, previous, signaller);
+          }
+        }
+      }
+      unsigned borrowed = 0;
+      if constexpr (kBorrows) {
+        ptx::bar_sync(kConsumersBarrier, kConsumers * kWarpgroupThreads);
+        ptx::fence_proxy_async_shared();  // TMA wrote the stage and wgmma read it: now generic
+        // K = 0 (no unit has a step, so the producer fills no stage): any stage is free.
+        borrowed = stage_base(base, held < 0 ? 0 : held) +
+                   static_cast<unsigned>(consumer * Layout::kBorrowedStride);
       }
       if (unit.m0 < args.m && unit.n0 < args.n) {
         if constexpr (kSplitK) {
           if (tiles.splits == 1 ||
               SplitK<kGemms, kUnitM, kUnitN>::reduce(args, unit, tiles.split_of(t), acc, thread)) {
-            Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
+            Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
           }
         } else {
-          Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging);
+          Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
         }
       }
       if constexpr (Layout::kPingPong) ring.skip<kStages>(tiles.k_steps(t + step, k_steps).count());
@@ -405,6 +446,7 @@ struct GemmSm90 {
     if constexpr (Config::kStagedOutputs > 0) {
       if (signaller) ptx::bulk_wait_group<0>();
     }
+    if constexpr (kBorrows) return_borrowed(base, held, signaller);
   }
 
   // --- entry ------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 //     static constexpr int kEpilogueScratchBytes = 0;  // per consumer warpgroup
 //     static constexpr int kStagedOutputs = 1;  // outputs staged for TMA stores
 //     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; 1 for ping-pong)
+//     static constexpr int kBorrowedBuffers = 2;  // per consumer, from the last K step's stage
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
@@ -68,6 +69,11 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 //                         An operand the cluster shares (shared(o)) is loaded in parts: the
 //                         CTA of rank r loads rows [r * load_rows(o), (r + 1) * load_rows(o))
 //                         and multicasts them to every CTA of the cluster.
+//                         Consumer c's epilogue borrows kBorrowedBuffers staging buffers
+//                         of the stage its unit's last K step read, at stage + c *
+//                         kBorrowedBuffers * kStagedBufferBytes (the whole stage is free
+//                         once both consumers' MMAs on it are done), and hands the stage
+//                         back once its stores have read them (kernels/gemm_sm90.cuh).
 //   [kStagingOffset, + 2 * kStagingStride)  consumer c's staging for TMA-stored outputs at
 //                            kStagingOffset + c * kStagingStride: kStagedOutputs x
 //                            kStagedBuffers buffers of kStagedBufferBytes
@@ -149,6 +155,8 @@ struct GemmSm90Layout {
   static constexpr int kStagingOffset = kRingBytes;
   static constexpr int kStagingStride =
       Config::kStagedOutputs * Config::kStagedBuffers * kStagedBufferBytes;
+  static constexpr int kBorrowedBuffers = Config::kBorrowedBuffers;
+  static constexpr int kBorrowedStride = kBorrowedBuffers * kStagedBufferBytes;
   static constexpr int kScratchOffset = kStagingOffset + kConsumers * kStagingStride;
   static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
   static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
@@ -172,6 +180,12 @@ struct GemmSm90Layout {
                 "at most kMaxTmaStores outputs staged for TMA stores (one descriptor each)");
   static_assert(Config::kStagedBuffers >= 1 && Config::kStagedBuffers <= kMaxStagedBuffers,
                 "1 to kMaxStagedBuffers staging buffers per stored output");
+  static_assert(kBorrowedBuffers == 0 ||
+                    (!kPingPong && Config::kStagedOutputs == 1 && Config::kStagedBuffers >= 2 &&
+                     kConsumers * kBorrowedStride <= kStageBytes),
+                "buffers are borrowed by consumers sharing each tile, for one staged output "
+                "with two or more of its own, within one stage: fix "
+                "recipe::borrowed_staging_buffers");
   static_assert(Config::kStages >= 2, "kStages must be at least 2: change choose_kernel_config");
   static_assert(Config::kOperandCount >= 2 && Config::kOperandCount <= kMaxTmaDescriptors,
                 "one TMA descriptor per operand: at most kMaxTmaDescriptors operands");

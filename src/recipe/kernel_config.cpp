@@ -314,6 +314,22 @@ int default_staging_buffers(ConsumerSplit split) {
   return split == ConsumerSplit::kPingPong ? 1 : 2;
 }
 
+int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config) {
+  const std::vector<int> staged = tma_store_outputs(program);
+  if (config.split == ConsumerSplit::kPingPong || staged.size() != 1 ||
+      config.staging_buffers < 2 || block_scaled(program)) {
+    return 0;
+  }
+  const int bytes = bits_of(program.buffers[program.outputs[staged[0]].buffer].data_type) / 8;
+  const int sub_tiles =
+      config.unit_m() / kernels::kStagedRows * (config.unit_n() * bytes / kernels::kStagedRowBytes);
+  const std::int64_t fit =
+      stage_bytes(program, config) / (KernelConfig::kConsumers * kernels::kStagedBufferBytes);
+  return static_cast<int>(std::max<std::int64_t>(
+      0, std::min<std::int64_t>({fit, sub_tiles - config.staging_buffers,
+                                 kernels::kMaxStagedBuffers - config.staging_buffers})));
+}
+
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
   return static_cast<std::int64_t>(tma_store_outputs(program).size()) * config.staging_buffers *
          kernels::kStagedBufferBytes;
@@ -433,6 +449,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
       if (!first_violation) first_violation = why;
       continue;
     }
+    c.borrowed_buffers = borrowed_staging_buffers(program, c);
     // Within the register budget first, then the fastest.
     const int excess = std::max(0, held_floats(program, c) - kMaxHeldFloats);
     const double clocks = estimated_clocks(program, c);
@@ -515,9 +532,12 @@ std::string describe(const KernelConfig& c) {
       "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, {}{}", c.tile_m,
       c.tile_n, c.tile_k, consumers, cluster, c.stages,
       c.staged_outputs > 0
-          ? fmt::format("TMA-store epilogue ({} output(s) staged, {} buffer(s) each; direct "
+          ? fmt::format("TMA-store epilogue ({} output(s) staged, {} buffer(s) each{}; direct "
                         "where a call's layout cannot take TMA)",
-                        c.staged_outputs, c.staging_buffers)
+                        c.staged_outputs, c.staging_buffers,
+                        c.borrowed_buffers > 0
+                            ? fmt::format(" + {} borrowed from the ring", c.borrowed_buffers)
+                            : std::string())
           : std::string("direct-store epilogue"),
       c.dependent_launch ? ", programmatic dependent launch" : "");
 }

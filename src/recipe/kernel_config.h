@@ -40,6 +40,9 @@ struct KernelConfig {
   int staged_outputs = 0;
   // Staging buffers per staged output and consumer (default_staging_buffers, 1 to 8).
   int staging_buffers = 2;
+  // More staging buffers per consumer, borrowed from the ring stage a unit's last K step read
+  // (borrowed_staging_buffers; 0: none).
+  int borrowed_buffers = 0;
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
 
@@ -75,6 +78,16 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
 // store B - 1 sub-tiles before it; as many as a unit has sub-tiles, a unit waits for none of
 // its own stores, only, at its start, for the previous unit's.
 int default_staging_buffers(ConsumerSplit split);
+
+// Staging buffers a consumer's epilogue borrows from the ring stage its unit's last K step
+// read (KernelConfig::borrowed_buffers): a tile's stage is free once both consumers' MMAs on
+// it are done, and the kernel hands it back to the producer only once the stores have read
+// it, a K step into the next unit (kernels/gemm_sm90.cuh). Run 24 measured what the waits
+// for the stores' reads cost, up to 6% at K <= 1024; more own buffers cost a stage. As many
+// as the unit's sub-tiles lack and half a stage holds, for consumers that share each tile
+// and stage one output with two or more own buffers; 0 elsewhere (ping-pong's epilogue is
+// off the critical path; block scaling hands each stage back inside its loop).
+int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config);
 
 // Shared memory the staging of the TMA-stored outputs takes per consumer warpgroup.
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config);

@@ -272,7 +272,8 @@ std::string wrap(const std::string& ns, const std::string& header, std::size_t g
         "  const fusedgemm::kernels::TileCoord tile{{blockIdx.z, blockIdx.y * {}ll, blockIdx.x * "
         "{}ll}};\n"
         "  {}::fusedgemm_epilogue<{}, {}>(args, tile, acc, reinterpret_cast<float*>(scratch),\n"
-        "      fusedgemm::kernels::ptx::smem_address(staging));\n"
+        "      fusedgemm::kernels::ptx::smem_address(staging),\n"
+        "      fusedgemm::kernels::ptx::smem_address(staging));  // borrowed: compiled, not run\n"
         "}}\n",
         k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n);
   }

@@ -41,10 +41,12 @@ template <int TileM, int TileN, int G>
 __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
                                    const fusedgemm::kernels::TileCoord& tile,
                                    float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-                                   float* smem_scratch, unsigned smem_staging) {{
+                                   float* smem_scratch, unsigned smem_staging,
+                                   unsigned smem_borrowed) {{
   using Frag = fusedgemm::kernels::Fragment<TileM, TileN>;
   (void)smem_scratch;
   (void)smem_staging;
+  (void)smem_borrowed;
 {}}}
 )",
                   out, store);

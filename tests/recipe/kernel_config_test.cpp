@@ -274,6 +274,43 @@ TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
   EXPECT_EQ(chosen(program, kH200Multiprocessors, eight).stages, 2);
 }
 
+// Borrowed staging: as many buffers as a shared tile's unit has sub-tiles beyond its own two,
+// at most half a stage each consumer; none for ping-pong, several staged outputs, block
+// scaling, or a unit its own buffers already cover.
+TEST(KernelConfig, StagingIsBorrowedFromTheLastStageWhereTheUnitLacksBuffers) {
+  const auto program = program_of(Flavor::kPlain, {.m = 8192, .n = 8192, .k = 1024});
+  const auto with = [&](const fusion::FusionProgram& p, KernelTuning t) {
+    return chosen(p, kH200Multiprocessors, t);
+  };
+  // 64x256 bf16 units: 4 sub-tiles of 64 x 64, two own buffers; a 48 KB stage holds 3 a consumer.
+  const KernelConfig wide = with(program, test::pinned_tuning(128, 256, false, 2, 1));
+  EXPECT_EQ(wide.borrowed_buffers, 2);
+  EXPECT_EQ(wide.stages, 4);  // borrowing takes no shared memory of its own
+  EXPECT_NE(describe(wide).find("2 buffer(s) each + 2 borrowed from the ring"), std::string::npos)
+      << describe(wide);
+  EXPECT_EQ(with(program, test::pinned_tuning(256, 128, false, 2, 1)).borrowed_buffers, 2);
+  EXPECT_EQ(with(program, test::pinned_tuning(128, 192, false, 2, 1)).borrowed_buffers, 1);
+  EXPECT_EQ(with(program, test::pinned_tuning(128, 128, false, 2, 1)).borrowed_buffers, 0);
+  KernelTuning pp;
+  pp.ping_pong = true;
+  EXPECT_EQ(with(program, pp).borrowed_buffers, 0);
+  KernelTuning four = test::pinned_tuning(128, 256, false, 2, 1);
+  four.staging_buffers = 4;
+  EXPECT_EQ(with(program, four).borrowed_buffers, 0);
+  KernelTuning three = four;
+  three.staging_buffers = 3;
+  EXPECT_EQ(with(program, three).borrowed_buffers, 1);
+  const auto outputs = program_of(Flavor::kMultiOutput, {.m = 8192, .n = 8192, .k = 1024});
+  ASSERT_GT(tma_store_outputs(outputs).size(), 1u);
+  EXPECT_EQ(with(outputs, {}).borrowed_buffers, 0);
+  const auto scaled = program_of(Flavor::kBlockScaled, {.m = 4096, .n = 4096, .k = 4096});
+  EXPECT_EQ(with(scaled, {}).borrowed_buffers, 0);
+  // The count is the config's own: a config built by hand borrows what the function says.
+  KernelConfig hand = wide;
+  hand.borrowed_buffers = 0;
+  EXPECT_EQ(borrowed_staging_buffers(program, hand), 2);
+}
+
 TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
   const auto program = program_of(Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096});
   KernelTuning tuning;

@@ -30,6 +30,7 @@ struct FusedgemmConfig {
   static constexpr int kEpilogueScratchBytes = 0;
   static constexpr int kStagedOutputs = 1;  // staged for TMA stores
   static constexpr int kStagedBuffers = 1;  // per staged output
+  static constexpr int kBorrowedBuffers = 0;  // per consumer, from a ring stage
 };
 
 // The host's plan (launch attribute, TMA boxes) must match the kernel's layout.
@@ -51,10 +52,12 @@ template <int TileM, int TileN, int G>
 __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
                                    const fusedgemm::kernels::TileCoord& tile,
                                    float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-                                   float* smem_scratch, unsigned smem_staging) {
+                                   float* smem_scratch, unsigned smem_staging,
+                                   unsigned smem_borrowed) {
   using Frag = fusedgemm::kernels::Fragment<TileM, TileN>;
   (void)smem_scratch;
   (void)smem_staging;
+  (void)smem_borrowed;
   const fusedgemm::kernels::BufferArg& out = args.buffers[2];
   float* data = static_cast<float*>(out.data);
 #pragma unroll
@@ -72,8 +75,8 @@ struct FusedgemmEpilogue {
   __device__ static void run(const fusedgemm::kernels::KernelArgs& args,
                              const fusedgemm::kernels::TileCoord& unit,
                              float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-                             float* scratch, unsigned staging) {
-    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging);
+                             float* scratch, unsigned staging, unsigned borrowed) {
+    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed);
   }
 };
 extern "C" __global__ void __launch_bounds__(384, 1)

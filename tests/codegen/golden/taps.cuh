@@ -18,7 +18,7 @@ template <int TileM, int TileN, bool kStaged>
 __device__ __forceinline__ void fusedgemm_epilogue_body(
     const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
     float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-    float* smem_scratch, unsigned smem_staging) {
+    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed) {
   namespace fk = fusedgemm::kernels;
   using Frag = fk::Fragment<TileM, TileN>;
   using Slots = fk::FragmentSlots<TileM, TileN>;
@@ -28,7 +28,7 @@ __device__ __forceinline__ void fusedgemm_epilogue_body(
   const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);
   const fk::AuxRows<fk::Elem::kBF16, fk::AuxCover::kColumn, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
   const fk::OutputRows<fk::Elem::kBF16, TileM, TileN> out0(args.buffers[3], pos, tile.batch);  // 'Y'
-  const fk::StagedOutput<fk::Elem::kBF16, TileM, TileN, 2> out0_staged(args, 0, smem_staging + 0 * decltype(out0_staged)::kOutputBytes, tile, thread);
+  const fk::StagedOutput<fk::Elem::kBF16, TileM, TileN, 2, 0> out0_staged(args, 0, smem_staging + 0 * decltype(out0_staged)::kOutputBytes, smem_borrowed, tile, thread);
   float out0_even = 0.0f;
   // the previous unit's TMA stores have read the staging buffers
   if constexpr (kStaged) fk::staged_outputs_free(thread);
@@ -137,10 +137,10 @@ template <int TileM, int TileN>
 __device__ __forceinline__ void fusedgemm_epilogue(
     const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
     float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-    float* smem_scratch, unsigned smem_staging) {
+    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed) {
   if (fusedgemm::kernels::tma_stores_on(args, 1)) {
-    fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, smem_staging);
+    fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed);
   } else {
-    fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, smem_staging);
+    fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed);
   }
 }
