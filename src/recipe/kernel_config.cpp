@@ -325,9 +325,8 @@ int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelC
       config.unit_m() / kernels::kStagedRows * (config.unit_n() * bytes / kernels::kStagedRowBytes);
   const std::int64_t fit =
       stage_bytes(program, config) / (KernelConfig::kConsumers * kernels::kStagedBufferBytes);
-  return static_cast<int>(std::max<std::int64_t>(
-      0, std::min<std::int64_t>({fit, sub_tiles - config.staging_buffers,
-                                 kernels::kMaxStagedBuffers - config.staging_buffers})));
+  return static_cast<int>(
+      std::max<std::int64_t>(0, std::min<std::int64_t>(fit, sub_tiles - config.staging_buffers)));
 }
 
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
