@@ -11,17 +11,19 @@
 //   (both fused flavors at K = 8192 and at K = 1024, where the unfused traffic matters)
 //   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
 //   kernel variants at 2048^3, 4096^3, 8192^3, 8192 x 8192 x 1024 and 4096 x 11008 x 4096
-//   (tiles, clusters, staging buffers, PDL; bf16 and fp8), and K from 128 to 2048 at 8192^2
-//   ("K sweep")
+//   (tiles, clusters, staging buffers and borrowing, PDL; bf16 and fp8), and K from 128 to
+//   2048 at 8192^2 ("K sweep")
 //   beside the cost model's pick; a full run ends with the headline cases again, "(again)", for the
 //   spread
 // A run starts with five seconds of 8192^3 (not recorded), so the first rows meet a warm chip.
 // Usage: device_throughput [CSV path] [--quick] [--only TEXT] [--warm-up SECONDS]
-//        [--compile-only SM_COUNT].
+//        [--separated] [--compile-only SM_COUNT].
 // --only runs the cases whose label contains TEXT, or any of TEXT's '|'-separated parts;
 // --warm-up sets the warm-up's seconds (0: none, so a profiler's first launches are the
-// cases'); --compile-only builds every plan on the compile-only device (no GPU needed) to
-// warm FUSEDGEMM_CACHE_DIR.
+// cases'); --separated follows every timed call with an empty kernel, so that neither
+// library's launch overlaps the one before (what back to back gains over alone);
+// --compile-only builds every plan on the compile-only device (no GPU needed) to warm
+// FUSEDGEMM_CACHE_DIR.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -108,6 +110,8 @@ extern "C" __global__ void silu_mul_bf16(const uint4* g, const uint4* u, uint4* 
     h[i] = out;
   }
 }
+// Nothing: launched after each call under --separated, so no call overlaps the one before.
+extern "C" __global__ void gap() {}
 // out[r] = max |d[r, :]| over a bf16 row-major [m, n] (n a multiple of 8): a block per row.
 extern "C" __global__ void row_amax_bf16(const uint4* d, float* out, long long n8) {
   const uint4* row = d + blockIdx.x * n8;
@@ -131,7 +135,7 @@ extern "C" __global__ void row_amax_bf16(const uint4* d, float* out, long long n
 
 struct Helpers {
   CUmodule module = nullptr;
-  CUfunction fill_bf16, fill_e4m3, fill_f32, silu_mul, row_amax;
+  CUfunction fill_bf16, fill_e4m3, fill_f32, silu_mul, row_amax, gap;
 
   explicit Helpers(Context& context) {
     auto compiled = context.compile({"bench_helpers.cu", kHelperSource, {}}, {});
@@ -142,6 +146,7 @@ struct Helpers {
     CHECK_CU(cuModuleGetFunction(&fill_f32, module, "fill_f32"));
     CHECK_CU(cuModuleGetFunction(&silu_mul, module, "silu_mul_bf16"));
     CHECK_CU(cuModuleGetFunction(&row_amax, module, "row_amax_bf16"));
+    CHECK_CU(cuModuleGetFunction(&gap, module, "gap"));
   }
   static void launch(CUfunction f, unsigned grid, unsigned block, void** params,
                      cudaStream_t stream) {
@@ -406,6 +411,9 @@ struct Bench {
   std::vector<Row> rows;
   // > 0: run() keeps the case going this long and records nothing (the chip's warm-up).
   double warm_up_seconds = 0;
+  // Each timed call followed by an empty kernel (--separated): a call's grid then starts only
+  // once the one before has finished, whatever launch attributes either library sets.
+  bool separated = false;
 
   std::optional<Plan> plan_of(Graph& g, const KernelTuning& tuning) {
     BuildOptions options{device, context};
@@ -542,11 +550,23 @@ struct Bench {
     }
     pick_fastest(lt, stream, lt_call);
     theirs_text += " (" + describe_algo(lt.algo) + ")";
-    const auto theirs = [&](int i) { lt_call(lt.algo, i); };
+    const auto gap = [&] {
+      if (separated) Helpers::launch(helpers->gap, 1, 32, nullptr, stream);
+    };
+    const auto theirs = [&](int i) {
+      lt_call(lt.algo, i);
+      gap();
+    };
+    const auto ours_timed = [&](int i) {
+      ours(i);
+      gap();
+    };
     const auto warm_until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(warm_up_seconds);
-    while (std::chrono::steady_clock::now() < warm_until) (void)compare(stream, ours, theirs);
-    const auto [ours_ms, theirs_ms] = compare(stream, ours, theirs);
+    while (std::chrono::steady_clock::now() < warm_until) {
+      (void)compare(stream, ours_timed, theirs);
+    }
+    const auto [ours_ms, theirs_ms] = compare(stream, ours_timed, theirs);
     const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
     Row row{name, m, n, k, flop / (ours_ms * 1e9), flop / (theirs_ms * 1e9), config, theirs_text};
     if (warm_up_seconds > 0) return release();
@@ -578,6 +598,11 @@ KernelTuning staged(KernelTuning t, int buffers) {
   return t;
 }
 
+KernelTuning unborrowed(KernelTuning t) {
+  t.borrow_staging = false;
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -595,6 +620,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--only") {
       CHECK(i + 1 < argc, "--only TEXT: the text of the cases to run");
       bench.only = argv[++i];
+    } else if (arg == "--separated") {
+      bench.separated = true;
     } else if (arg == "--warm-up") {
       // Seconds of 0 to 600 (a whole number or not).
       constexpr const char* kUsage = "--warm-up SECONDS: a number from 0 to 600";
@@ -615,7 +642,7 @@ int main(int argc, char** argv) {
     } else {
       CHECK(arg.rfind("--", 0) != 0,
             "unknown option; usage: device_throughput [CSV path] [--quick] [--only TEXT] "
-            "[--warm-up SECONDS] [--compile-only SM_COUNT]");
+            "[--warm-up SECONDS] [--separated] [--compile-only SM_COUNT]");
       CHECK(csv_path.empty(), "one CSV path at most");
       csv_path = arg;
     }
@@ -703,6 +730,8 @@ int main(int argc, char** argv) {
     bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 1x2", tuned(128, 256, 1, 2));
     bench.run(kind, 4096, 11008, 4096, name + " 256x128 cluster 2x1", tuned(256, 128, 2, 1));
     bench.run(kind, 4096, 11008, 4096, name + " 128x192 cluster 2x1", tuned(128, 192, 2, 1));
+    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1 unborrowed",
+              unborrowed(tuned(128, 256, 2, 1)));
   }
   // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
   // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
@@ -747,16 +776,16 @@ int main(int argc, char** argv) {
         {"128x192 cluster 2x1 3 staging buffers", staged(tuned(128, 192, 2, 1), 3)}}) {
     bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
   }
-  // K from 128 to 2048 at 8192 x 8192 (shared 128x256 tiles, with 2 and 4 staging buffers,
-  // and ping-pong 64x256): time = a fixed cost per tile + K's steps, for ours and cuBLASLt,
-  // so the fixed cost (epilogue, hand-off) reads off.
-  for (const std::int64_t k : {128, 256, 512, 2048}) {
+  // K from 128 to 2048 at 8192 x 8192 (shared 128x256 tiles, with and without staging
+  // borrowed from the ring, and ping-pong 64x256): time = a fixed cost per tile + K's steps,
+  // for ours and cuBLASLt, so the fixed cost (epilogue, hand-off) reads off.
+  for (const std::int64_t k : {128, 256, 512, 1024, 2048}) {
     bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1",
               tuned(128, 256, 2, 1));
+    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1 unborrowed",
+              unborrowed(tuned(128, 256, 2, 1)));
     bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep ping-pong 64x256 cluster 2x1",
               tuned(64, 256, 2, 1, false, true));
-    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1 4 staging buffers",
-              staged(tuned(128, 256, 2, 1), 4));
   }
   for (const std::int64_t s : {4096, 8192}) {
     bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));

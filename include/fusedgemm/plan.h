@@ -50,6 +50,11 @@ struct KernelTuning {
   // ring): with more, a consumer's epilogue waits less for the stores before it; default 2
   // where the consumers share a tile, 1 for ping-pong.
   std::optional<int> staging_buffers;
+  // Staging also borrowed from the ring stage a tile's last K step read (kernel kinds where
+  // both consumers share each tile and one output is staged with 2 or more buffers): on by
+  // default there; false keeps the stage for the producer, true where the kernel cannot
+  // borrow is refused.
+  std::optional<bool> borrow_staging;
   // Programmatic dependent launch: the kernel may start while the previous kernel on the
   // stream finishes (launch attribute + griddepcontrol); off unless asked for.
   bool dependent_launch = false;

@@ -172,6 +172,10 @@ def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
     with pytest.raises(fusedgemm.InvalidArgument,
                        match="9 staging buffers per stored output; legal: 1 to 8"):
         fusedgemm.build(graph, device="host", tuning={"staging_buffers": 9})
+    with pytest.raises(fusedgemm.InvalidArgument,
+                       match="borrow_staging is true, but staging is borrowed only where both "
+                             "consumers share each tile"):
+        fusedgemm.build(graph, device="host", tuning={"borrow_staging": True, "ping_pong": True})
     backwards = np.zeros(1024, np.uint8)[::-1]
     with pytest.raises(TypeError, match="workspace: strides .* go backwards"):
         plan.execute({**inputs, **outputs}, workspace=backwards)

@@ -331,6 +331,8 @@ class SourceBuilder {
     line("  static constexpr int kStagedBuffers = {};  // per staged output", c.staging_buffers);
     line("  static constexpr int kBorrowedBuffers = {};  // per consumer, from a ring stage",
          c.borrowed_buffers);
+    line("  static constexpr int kStoresAfterBorrowed = {};  // of a unit's, reading own buffers",
+         recipe::stores_after_borrowed(p_, c));
     line("}};");
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");

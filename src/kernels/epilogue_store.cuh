@@ -8,12 +8,14 @@
 // bytes of a row per quad (2x the L2 store sectors of cuBLASLt's TMA stores at 4096^3: ncu on the
 // H200, 2026-12-03). Device code; no host headers (NVRTC).
 //
-// Staging of one stored output, per consumer warpgroup, T = Buffers + Borrowed buffers of
+// Staging of one stored output, per consumer warpgroup, T = Borrowed + Buffers buffers of
 // kStagedBufferBytes (kernels/kernel_args.h), each at a 1024-byte aligned address:
-//   buffers 0 .. Buffers - 1 (1 to kMaxStagedBuffers) its own, in the kernel's staging area;
-//   buffers Buffers .. T - 1 borrowed from the ring stage the unit's last K step read
+//   buffers 0 .. Borrowed - 1 borrowed from the ring stage the unit's last K step read
 //     (kernels/gemm_sm90.cuh holds that stage back from the producer until these stores have
-//     read it): a store waits less for an earlier one's read without a stage less.
+//     read it): a store waits less for an earlier one's read without a stage less; first,
+//     so that their stores are read while the unit's last sub-tiles are still computed and
+//     the stage goes back early (recipe::stores_after_borrowed);
+//   buffers Borrowed .. T - 1 (1 to kMaxStagedBuffers) its own, in the kernel's staging area.
 // Each is a sub-tile of 64 rows x 128 bytes in TMA's 128-byte swizzle: the 16-byte chunk q of
 // row r sits at chunk q ^ (r % 8), so the 8 rows a warp writes at once fall in 8 distinct chunks
 // (no bank conflicts).
@@ -64,7 +66,7 @@ struct StagedOutput {
   static constexpr int kSubTiles = Frag::kCount / kSubValues;  // of the unit
 
   const void* map;
-  // This thread's byte of buffer 0 and of buffer Buffers (the first borrowed one) at (its row
+  // This thread's byte of its first own buffer and of buffer 0 (borrowed) at (its row
   // of the group, h = 0; its first column) short of the column's 16-byte chunk, and the chunk
   // bits that XOR the chunk of a value: the swizzle of its rows (row % 8 = lane / 4 for every
   // row it holds) and, for 32-bit values, which half of an even chunk its first column is in
@@ -94,8 +96,8 @@ struct StagedOutput {
   // This thread's byte of buffer b (a constant of the unrolled element loop: no select
   // remains); thread 0's is the buffer's start.
   __device__ unsigned buffer_at(int b) const {
-    return b < Buffers ? base + static_cast<unsigned>(b * kStagedBufferBytes)
-                       : borrowed_base + static_cast<unsigned>((b - Buffers) * kStagedBufferBytes);
+    return b < Borrowed ? borrowed_base + static_cast<unsigned>(b * kStagedBufferBytes)
+                        : base + static_cast<unsigned>((b - Borrowed) * kStagedBufferBytes);
   }
 
   // Values i and i + 1 (i even: columns c, c + 1 of one row) into the staging buffer.

@@ -357,10 +357,11 @@ struct GemmSm90 {
   static constexpr int kConsumersBarrier = 3;
 
   // Hands `held`, the stage a unit's epilogue borrowed staging from, back to the producers once
-  // the stores of this consumer (all issued by its thread 0, the signaller) have read it.
+  // the stores of this consumer that read it (all issued by its thread 0, the signaller, as
+  // the unit's first; only Layout::kStoresAfterBorrowed followed) have read it.
   __device__ static void return_borrowed(unsigned base, int& held, bool signaller) {
     if (held < 0) return;
-    if (signaller) ptx::bulk_wait_group_read<0>();
+    if (signaller) ptx::bulk_wait_group_read<Layout::kStoresAfterBorrowed>();
     release(base, held, signaller);
     held = -1;
   }

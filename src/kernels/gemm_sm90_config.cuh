@@ -22,6 +22,7 @@
 //     static constexpr int kStagedOutputs = 1;  // outputs staged for TMA stores
 //     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; 1 for ping-pong)
 //     static constexpr int kBorrowedBuffers = 2;  // per consumer, from the last K step's stage
+//     static constexpr int kStoresAfterBorrowed = 2;  // a unit's stores after the borrowed ones
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
@@ -157,6 +158,7 @@ struct GemmSm90Layout {
       Config::kStagedOutputs * Config::kStagedBuffers * kStagedBufferBytes;
   static constexpr int kBorrowedBuffers = Config::kBorrowedBuffers;
   static constexpr int kBorrowedStride = kBorrowedBuffers * kStagedBufferBytes;
+  static constexpr int kStoresAfterBorrowed = Config::kStoresAfterBorrowed;
   static constexpr int kScratchOffset = kStagingOffset + kConsumers * kStagingStride;
   static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
   static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
@@ -186,6 +188,9 @@ struct GemmSm90Layout {
                 "buffers are borrowed by consumers sharing each tile, for one staged output "
                 "with two or more of its own, within one stage: fix "
                 "recipe::borrowed_staging_buffers");
+  static_assert(kStoresAfterBorrowed >= 0 && (kBorrowedBuffers > 0 || kStoresAfterBorrowed == 0),
+                "stores after the borrowed ones only where buffers are borrowed: fix "
+                "recipe::stores_after_borrowed");
   static_assert(Config::kStages >= 2, "kStages must be at least 2: change choose_kernel_config");
   static_assert(Config::kOperandCount >= 2 && Config::kOperandCount <= kMaxTmaDescriptors,
                 "one TMA descriptor per operand: at most kMaxTmaDescriptors operands");

@@ -314,19 +314,34 @@ int default_staging_buffers(ConsumerSplit split) {
   return split == ConsumerSplit::kPingPong ? 1 : 2;
 }
 
-int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config) {
+namespace {
+
+// The sub-tiles (TMA stores) of a unit of the one staged output (its first, where several).
+int staged_sub_tiles(const fusion::FusionProgram& program, const KernelConfig& config) {
   const std::vector<int> staged = tma_store_outputs(program);
-  if (config.split == ConsumerSplit::kPingPong || staged.size() != 1 ||
+  if (staged.empty()) return 0;
+  const int bytes = bits_of(program.buffers[program.outputs[staged[0]].buffer].data_type) / 8;
+  return config.unit_m() / kernels::kStagedRows *
+         (config.unit_n() * bytes / kernels::kStagedRowBytes);
+}
+
+}  // namespace
+
+int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config) {
+  if (config.split == ConsumerSplit::kPingPong || tma_store_outputs(program).size() != 1 ||
       config.staging_buffers < 2 || block_scaled(program)) {
     return 0;
   }
-  const int bytes = bits_of(program.buffers[program.outputs[staged[0]].buffer].data_type) / 8;
-  const int sub_tiles =
-      config.unit_m() / kernels::kStagedRows * (config.unit_n() * bytes / kernels::kStagedRowBytes);
   const std::int64_t fit =
       stage_bytes(program, config) / (KernelConfig::kConsumers * kernels::kStagedBufferBytes);
-  return static_cast<int>(
-      std::max<std::int64_t>(0, std::min<std::int64_t>(fit, sub_tiles - config.staging_buffers)));
+  return static_cast<int>(std::max<std::int64_t>(
+      0, std::min<std::int64_t>(fit, staged_sub_tiles(program, config) - config.staging_buffers)));
+}
+
+int stores_after_borrowed(const fusion::FusionProgram& program, const KernelConfig& config) {
+  if (config.borrowed_buffers == 0) return 0;
+  return stores_after_borrowed(staged_sub_tiles(program, config), config.staging_buffers,
+                               config.borrowed_buffers);
 }
 
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config) {
@@ -449,6 +464,19 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
       continue;
     }
     c.borrowed_buffers = borrowed_staging_buffers(program, c);
+    if (tuning.borrow_staging == false) c.borrowed_buffers = 0;
+    if (tuning.borrow_staging == true && c.borrowed_buffers == 0) {
+      if (!first_violation) {
+        first_violation = fmt::format(
+            "tile {}x{} {}: borrow_staging is true, but staging is borrowed only where both "
+            "consumers share each tile, one output is staged through TMA with 2 or more "
+            "buffers ({} here, {} buffer(s)), the operands are not block-scaled and a stage "
+            "holds a buffer per consumer: leave borrow_staging unset",
+            c.tile_m, c.tile_n, split_name(c.split), tma_store_outputs(program).size(),
+            c.staging_buffers);
+      }
+      continue;
+    }
     // Within the register budget first, then the fastest.
     const int excess = std::max(0, held_floats(program, c) - kMaxHeldFloats);
     const double clocks = estimated_clocks(program, c);
@@ -461,7 +489,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   if (!best) {
     const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.ping_pong ||
                        tuning.cluster_m || tuning.cluster_n || tuning.stages ||
-                       tuning.staging_buffers;
+                       tuning.staging_buffers || tuning.borrow_staging;
     // Untuned, no shape fits the program (a generator limit: the graph is declined); tuned,
     // the caller asked for what the kernel cannot take.
     return Status(tuned ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,

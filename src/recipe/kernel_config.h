@@ -89,6 +89,23 @@ int default_staging_buffers(ConsumerSplit split);
 // off the critical path; block scaling hands each stage back inside its loop).
 int borrowed_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config);
 
+// Of a unit's `sub_tiles` stores of a staged output through `borrowed` buffers borrowed from
+// a ring stage and `own` of its own (sub-tile s in buffer s % (borrowed + own), the borrowed
+// ones first, so their stores are the unit's earliest: kernels/epilogue_store.cuh), how many
+// follow the last one that reads a borrowed buffer.
+constexpr int stores_after_borrowed(int sub_tiles, int own, int borrowed) {
+  int last = -1;
+  for (int s = 0; s < sub_tiles; ++s) {
+    if (s % (borrowed + own) < borrowed) last = s;
+  }
+  return last < 0 ? 0 : sub_tiles - 1 - last;
+}
+
+// The same for the config's one staged output (0 where nothing is borrowed): the kernel
+// hands the borrowed stage back once no more than that many of a unit's stores are still
+// reading (FusedgemmConfig::kStoresAfterBorrowed).
+int stores_after_borrowed(const fusion::FusionProgram& program, const KernelConfig& config);
+
 // Shared memory the staging of the TMA-stored outputs takes per consumer warpgroup.
 std::int64_t store_staging_bytes(const fusion::FusionProgram& program, const KernelConfig& config);
 

@@ -311,6 +311,42 @@ TEST(KernelConfig, StagingIsBorrowedFromTheLastStageWhereTheUnitLacksBuffers) {
   EXPECT_EQ(borrowed_staging_buffers(program, hand), 2);
 }
 
+// The borrowed buffers take a unit's first sub-tiles, so the stage goes back while the last
+// ones (own buffers) are still being read; KernelTuning turns borrowing off, and refuses it
+// where the kernel cannot borrow.
+TEST(KernelConfig, BorrowedStagingTakesTheFirstSubTilesAndCanBeTurnedOff) {
+  const auto program = program_of(Flavor::kPlain, {.m = 8192, .n = 8192, .k = 1024});
+  const auto with = [&](KernelTuning t) { return chosen(program, kH200Multiprocessors, t); };
+  const KernelTuning wide_tuning = test::pinned_tuning(128, 256, false, 2, 1);
+  EXPECT_EQ(stores_after_borrowed(program, with(wide_tuning)), 2);  // 4 sub-tiles, 2 borrowed
+  EXPECT_EQ(stores_after_borrowed(program, with(test::pinned_tuning(128, 192, false, 2, 1))),
+            2);  // 3 sub-tiles, 1 borrowed
+  // Sub-tiles past the buffers wrap around: the last of 8 lands in borrowed buffer 2 of 5.
+  static_assert(stores_after_borrowed(8, 2, 3) == 0);
+  static_assert(stores_after_borrowed(6, 2, 1) == 2);  // 0 and 3 borrowed
+  static_assert(stores_after_borrowed(4, 2, 0) == 0);
+  KernelTuning off = wide_tuning;
+  off.borrow_staging = false;
+  const KernelConfig unborrowed = with(off);
+  EXPECT_EQ(unborrowed.borrowed_buffers, 0);
+  EXPECT_EQ(unborrowed.stages, 4);
+  EXPECT_EQ(stores_after_borrowed(program, unborrowed), 0);
+  EXPECT_EQ(describe(unborrowed).find("borrowed"), std::string::npos) << describe(unborrowed);
+  KernelTuning on = wide_tuning;
+  on.borrow_staging = true;
+  EXPECT_EQ(with(on).borrowed_buffers, 2);
+  KernelTuning pp;
+  pp.ping_pong = true;
+  pp.borrow_staging = true;
+  auto refused = choose_kernel_config(program, kH200Multiprocessors, pp);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("borrow_staging is true, but staging is borrowed "
+                                            "only where both consumers share each tile"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
   const auto program = program_of(Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096});
   KernelTuning tuning;
