@@ -331,7 +331,7 @@ class SourceBuilder {
     line("  static constexpr int kStagedBuffers = {};  // per staged output", c.staging_buffers);
     line("  static constexpr int kBorrowedBuffers = {};  // per consumer, from a ring stage",
          c.borrowed_buffers);
-    line("  static constexpr int kStoresAfterBorrowed = {};  // of a unit's, reading own buffers",
+    line("  static constexpr int kStoresAfterBorrowed = {};  // a unit's, after its borrowed ones",
          recipe::stores_after_borrowed(p_, c));
     line("}};");
     line("");

@@ -469,11 +469,12 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
       if (!first_violation) {
         first_violation = fmt::format(
             "tile {}x{} {}: borrow_staging is true, but staging is borrowed only where both "
-            "consumers share each tile, one output is staged through TMA with 2 or more "
-            "buffers ({} here, {} buffer(s)), the operands are not block-scaled and a stage "
-            "holds a buffer per consumer: leave borrow_staging unset",
+            "consumers share each tile, one output is staged through TMA ({} here) with 2 or "
+            "more own buffers ({} here) and fewer than the unit's sub-tiles ({} here), the "
+            "operands are not block-scaled and a stage holds a buffer per consumer: leave "
+            "borrow_staging unset",
             c.tile_m, c.tile_n, split_name(c.split), tma_store_outputs(program).size(),
-            c.staging_buffers);
+            c.staging_buffers, staged_sub_tiles(program, c));
       }
       continue;
     }

@@ -31,7 +31,7 @@ struct FusedgemmConfig {
   static constexpr int kStagedOutputs = 1;  // staged for TMA stores
   static constexpr int kStagedBuffers = 1;  // per staged output
   static constexpr int kBorrowedBuffers = 0;  // per consumer, from a ring stage
-  static constexpr int kStoresAfterBorrowed = 0;  // of a unit's, reading own buffers
+  static constexpr int kStoresAfterBorrowed = 0;  // a unit's, after its borrowed ones
 };
 
 // The host's plan (launch attribute, TMA boxes) must match the kernel's layout.
