@@ -487,9 +487,13 @@ struct Bench {
     if (splits > 1) config += ", K split " + std::to_string(splits) + " ways";
     const std::uint64_t ws_bytes = plan->workspace_bytes(s[0].bound).value();
     const Workspace ws{ws_bytes ? device_alloc(ws_bytes) : nullptr, ws_bytes};
+    const auto gap = [&] {
+      if (separated) Helpers::launch(helpers->gap, 1, 32, nullptr, stream);
+    };
     const auto ours = [&](int i) {
       const Status st = plan->execute(s[i % sets].bound, ws, stream);
       CHECK(st.is_ok(), st.message().c_str());
+      gap();
     };
     Lt lt = make_lt(m, n, k, fp8, kind == Kind::kBiasGelu);
     const auto release = [&] {
@@ -550,23 +554,14 @@ struct Bench {
     }
     pick_fastest(lt, stream, lt_call);
     theirs_text += " (" + describe_algo(lt.algo) + ")";
-    const auto gap = [&] {
-      if (separated) Helpers::launch(helpers->gap, 1, 32, nullptr, stream);
-    };
     const auto theirs = [&](int i) {
       lt_call(lt.algo, i);
       gap();
     };
-    const auto ours_timed = [&](int i) {
-      ours(i);
-      gap();
-    };
     const auto warm_until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(warm_up_seconds);
-    while (std::chrono::steady_clock::now() < warm_until) {
-      (void)compare(stream, ours_timed, theirs);
-    }
-    const auto [ours_ms, theirs_ms] = compare(stream, ours_timed, theirs);
+    while (std::chrono::steady_clock::now() < warm_until) (void)compare(stream, ours, theirs);
+    const auto [ours_ms, theirs_ms] = compare(stream, ours, theirs);
     const double flop = 2.0 * m * n * k * (kind == Kind::kGatedMlp ? 2 : 1);
     Row row{name, m, n, k, flop / (ours_ms * 1e9), flop / (theirs_ms * 1e9), config, theirs_text};
     if (warm_up_seconds > 0) return release();

@@ -165,6 +165,8 @@ def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
         fusedgemm.build(graph, device="cuda:0x")
     for tuning, match in (({"tile_m": 10**30}, "tuning 'tile_m': 1000000000000000000000000000000"),
                           ({"split_n": "yes"}, "tuning 'split_n': 'yes'; legal: True or False"),
+                          ({"borrow_staging": 1},
+                           "tuning 'borrow_staging': 1; legal: True or False"),
                           ({"tile_m": None}, "tuning 'tile_m': None"),
                           ({1: 2}, "tuning: key: 1; legal: a string")):
         with pytest.raises(TypeError, match=match):
