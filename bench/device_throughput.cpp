@@ -728,6 +728,81 @@ int main(int argc, char** argv) {
     bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1 unborrowed",
               unborrowed(tuned(128, 256, 2, 1)));
   }
+  // The cost model's pick beside the tiles it weighs against each other, pass after pass in
+  // one process (docs/PERF.md runs 26-27): the shared 128x256 tile (borrowing staging),
+  // 128x192 with a staging buffer for each of its unit's three sub-tiles (no stage lost,
+  // none borrowed), ping-pong 64x256; and where run 26's refit moved the pick, the old one.
+  struct Alternative {
+    const char* label;
+    KernelTuning tuning;
+  };
+  const Alternative shared_256{"128x256 cluster 2x1", tuned(128, 256, 2, 1)};
+  const Alternative shared_192{"128x192 cluster 2x1 3 staging buffers",
+                               staged(tuned(128, 192, 2, 1), 3)};
+  const Alternative ping_pong_256{"ping-pong 64x256 cluster 2x1",
+                                  tuned(64, 256, 2, 1, false, true)};
+  const Alternative shared_128{"128x128 cluster 2x1", tuned(128, 128, 2, 1)};
+  struct PickCheck {
+    Kind kind;
+    std::int64_t m, n, k;
+    std::vector<Alternative> others;
+  };
+  const std::vector<PickCheck> checks = {
+      {Kind::kPlain, 16384, 16384, 16384, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kPlain, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kPlain, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kPlain, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kPlain, 8192, 8192, 512, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kBiasGelu, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kBiasGelu, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kRowAmax, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
+      {Kind::kPlain, 128, 11008, 4096, {{"128x128 cluster 1x2", tuned(128, 128, 1, 2)}}},
+      {Kind::kPlain, 512, 4096, 4096, {shared_128}},
+      {Kind::kFp8, 8192, 8192, 1024, {shared_256}},
+      {Kind::kGatedMlp,
+       2048,
+       11008,
+       4096,
+       {{"ping-pong 64x128 cluster 2x1", tuned(64, 128, 2, 1, false, true)}}},
+  };
+  const auto run_checks = [&](const std::vector<PickCheck>& list, const char* what, int passes) {
+    for (int pass = 0; pass < passes; ++pass) {
+      for (const PickCheck& c : list) {
+        const std::string name = std::string(kind_name(c.kind)) + " " + what + " " +
+                                 std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                                 std::to_string(c.k);
+        bench.run(c.kind, c.m, c.n, c.k, name + " (the model's)");
+        for (const Alternative& a : c.others) {
+          bench.run(c.kind, c.m, c.n, c.k, name + " " + a.label, a.tuning);
+        }
+      }
+    }
+  };
+  run_checks(checks, "pick check", 2);
+  // The LLM projections at every M of the sweep below, the model's pick beside the tiles it
+  // weighs: where another one wins by more than the passes' noise, the model is wrong there.
+  std::vector<PickCheck> llm;
+  for (const std::int64_t m : {128, 512, 2048, 4096, 8192}) {
+    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
+                               {11008, 4096},
+                               {4096, 11008},
+                               {14336, 4096}}) {
+      llm.push_back({Kind::kPlain, m, n, k, {shared_256, shared_128, ping_pong_256}});
+    }
+  }
+  run_checks(llm, "LLM pick", 1);
+  // The other target cases, the model's pick beside one alternative each.
+  const Alternative ping_pong_128{"ping-pong 64x128 cluster 2x1",
+                                  tuned(64, 128, 2, 1, false, true)};
+  run_checks({{Kind::kPlain, 4096, 4096, 4096, {ping_pong_256}},
+              {Kind::kPlain, 2048, 2048, 2048, {ping_pong_256}},
+              {Kind::kPlain, 1024, 1024, 1024, {shared_128}},
+              {Kind::kGatedMlp, 8192, 8192, 8192, {ping_pong_128}},
+              {Kind::kGatedMlp, 8192, 8192, 1024, {shared_128}},
+              {Kind::kRowAmax, 8192, 8192, 8192, {ping_pong_256}},
+              {Kind::kFp8, 8192, 8192, 8192, {ping_pong_256}},
+              {Kind::kFp8, 4096, 4096, 4096, {ping_pong_256}}},
+             "target pick", 2);
   // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
   // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
   for (const std::int64_t k : {1024, 8192}) {

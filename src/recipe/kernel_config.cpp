@@ -41,12 +41,17 @@ constexpr int kUnitWidths[] = {64, 128, 192, 256};
 // Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share
 // (Hopper: 32 banks of 4 bytes), and the MMA work an SM does per clock (dense 16-bit).
 constexpr double kSharedBytesPerClock = 128.0;
-// What a byte TMA writes costs against a byte wgmma reads: fitted to the H200, not derived.
-// At 1.0 the model put ping-pong 64x256 at 0.8 of the MMA rate and 128x256 at 1.0, and the
-// measurement ran the other order (docs/PERF.md run 7: 0.95-1.01 of cuBLASLt against
-// 0.90-0.94); at 0 it called 64x128 units MMA-bound, which ran at 0.67-0.79 (run 8, N =
-// 14336). At 0.5 both orders come out as measured.
-constexpr double kTmaWriteWeight = 0.5;
+// What a byte TMA writes costs against a byte wgmma reads: fitted, not derived. At 0 the
+// model called 64x128 units MMA-bound, which ran at 0.67-0.79 (docs/PERF.md run 8, N =
+// 14336). At 0.5 (fitted to run 7, whose shared 128x256 tiles still ran 0.90-0.94 of
+// cuBLASLt) ping-pong 64x256 was MMA-bound and won on its fuller last wave, but beside
+// today's 128x256 it ran 0.67-0.68 of cuBLASLt at 16384^3 where 128x256 ran 1.00-1.03,
+// 0.79-0.87 against 0.96 for bias + GELU at 8192^3, and 0.81-0.85 against 0.93-0.95 at
+// 4096 x 11008 x 4096 (run 26). At 0.75 its mainloop is shared-memory-bound at 0.91 of the
+// MMA rate and the shared tiles win those (run 27: 1.00-1.01, 0.96-0.97, 0.94-0.95), while
+// ping-pong keeps the epilogues it hides: bias + GELU at 4096 x 11008 x 4096 (0.87-0.95
+// against 0.89-0.90) and a row tap at K = 1024 (0.89-0.93 against 0.85-0.87).
+constexpr double kTmaWriteWeight = 0.75;
 constexpr double kMmaFlopsPerClock = 4096.0;
 // Issue slots of the epilogue per element on one SM sub-partition: an fp32 instruction
 // issues a warp per clock; the SFU (ex2, rcp, lg2, rsqrt, sqrt) serves 16 lanes per SM per
@@ -71,6 +76,19 @@ constexpr double kTapArrivalClocks = 4000.0;
 // measured 0.04-0.05 of cuBLASLt below 128x256 ones, whose half as many tiles each pay it
 // once, and at K = 8192 and beyond the two ran even.
 constexpr double kTileSwitchClocks = 2000.0;
+// The share of it a ping-pong consumer still pays: the other consumer's MMAs run through its
+// drain and its next unit's first loads, not through the hand-off between them. Fitted with
+// kTmaWriteWeight to runs 26-27 (docs/PERF.md): at 1 the gated MLP at K = 1024 went to
+// shared 128x128 tiles, measured 0.05-0.07 behind ping-pong 64x128 (run 22); at 0 plain
+// 4096 x 11008 x 4096 tied ping-pong 64x256 with 128x256, measured 0.08-0.12 apart. At 0.5
+// ping-pong 64x256 takes 8192^2 x 512 (0.84-0.87 against 128x256's 0.78-0.84, runs 26-27).
+constexpr double kPingPongSwitchShare = 0.5;
+// A ping-pong CTA that runs one unit issues it from one consumer warpgroup: measured 0.82 of
+// cuBLASLt with ping-pong 64x256 at 512 x 4096 x 4096 (one wave) where shared 128x128 tiles
+// ran 0.92-0.96, and 0.90-0.91 against 0.96 at 128 x 11008 x 4096 (run 27). Between 1.05
+// and 1.10 those stay on 128x128 and every one-wave ping-pong pick of the model fitted at
+// kTmaWriteWeight 0.5 (1024^3, decode-size M, the gated MLP's) stays ping-pong.
+constexpr double kLoneConsumerFactor = 1.10;
 // What a 2-CTA cluster's multicast saves per K step: half the L2 reads of the shared
 // operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
 // measured +5-10% for the cluster step.
@@ -247,12 +265,16 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
                      (kTileKBytes / 32.0);
   const double epilogue = epilogue_clocks(program, c);
   const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
-  const double mainloop = k16 * step_clocks(program, c) * discount + kTileSwitchClocks;
+  const double steps = k16 * step_clocks(program, c) * discount;
   if (c.split == ConsumerSplit::kPingPong) {
-    // A tile's epilogue overlaps the other consumer's mainloop; the last one does not.
+    // A tile's epilogue, and the drain and first loads of its switch, overlap the other
+    // consumer's mainloop; the last epilogue does not. Where a CTA runs one unit there is no
+    // other consumer to overlap: one warpgroup issues every MMA alone.
+    if (waves <= 1) return steps * kLoneConsumerFactor + kTileSwitchClocks + epilogue;
+    const double mainloop = steps + kPingPongSwitchShare * kTileSwitchClocks;
     return waves * std::max(mainloop, epilogue) + epilogue;
   }
-  return waves * (mainloop + epilogue);
+  return waves * (steps + kTileSwitchClocks + epilogue);
 }
 
 // A 2-CTA cluster where the tiles come in pairs: along M (B shared) when there are M tiles

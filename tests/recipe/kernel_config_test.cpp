@@ -59,11 +59,14 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
   constexpr auto kM = ConsumerSplit::kM;
   constexpr auto kP = ConsumerSplit::kPingPong;
   const std::vector<Choice> cases = {
-      // Many waves of long tiles: ping-pong 64x256 (the widest unit, each epilogue hidden
-      // behind the other consumer's MMAs) in B-sharing pairs...
-      {Flavor::kPlain, {.m = 16384, .n = 16384, .k = 16384}, 64, 256, kP, 2, 1},
-      {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 64, 256, kP, 2, 1},
-      // ...but where a CTA runs few tiles, 128x256 pays the tile switch half as often
+      // Many waves of long tiles: the consumers share 128x256 tiles, two B-sharing CTAs a
+      // pair. Ping-pong 64x256 fills the last wave better, but its mainloop writes and
+      // reads more shared memory per MMA than the MMAs take (measured 0.67-0.68 of cuBLASLt
+      // at 16384^3 where 128x256 ran 1.00-1.03, and 0.81-0.85 against 0.93-0.95 at 4096 x
+      // 11008 x 4096, docs/PERF.md runs 26-27).
+      {Flavor::kPlain, {.m = 16384, .n = 16384, .k = 16384}, 128, 256, kM, 2, 1},
+      {Flavor::kPlain, {.m = 4096, .n = 11008, .k = 4096}, 128, 256, kM, 2, 1},
+      // ...and where a CTA runs few tiles, 128x256 pays the tile switch half as often
       // (measured 0.92-0.99 of cuBLASLt at 2048^3 and 4096^3 where ping-pong 64x256
       // measured 0.82-0.96, docs/PERF.md runs 11-12). 64x128 units would fill the waves as
       // well, but TMA's writes and wgmma's reads of a 64-column unit exceed shared memory's
@@ -72,21 +75,33 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       {Flavor::kPlain, {.m = 2048, .n = 2048, .k = 2048}, 128, 256, kM, 2, 1},
       {Flavor::kPlain, {.m = 4096, .n = 14336, .k = 4096}, 128, 256, kM, 2, 1},
       // A tile that fills its last wave much better wins: 128x192 at N = 8192 is 20.9
-      // waves of 21, ping-pong 64x256 31.0 of 32.
+      // waves of 21, 128x256 15.5 of 16.
       {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},
-      // A GELU epilogue (~30 issue slots an element, 6% of a 128x192 tile's time), though,
-      // hides behind the other consumer's MMAs in ping-pong (measured 0.99 of cuBLASLt's
-      // GELU_BIAS where 128x192 measured 0.94, docs/PERF.md runs 10-12).
-      {Flavor::kEpilogue, {.m = 8192, .n = 8192, .k = 8192}, 64, 256, kP, 2, 1},
+      // At K = 512 a unit is 8 K steps and the tile switch a large share of it: ping-pong
+      // hides it behind the other consumer's MMAs (0.84-0.87 of cuBLASLt where 128x256 ran
+      // 0.78-0.84, runs 26-27).
+      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 512}, 64, 256, kP, 2, 1},
+      // A GELU epilogue (~30 issue slots an element) hides behind the other consumer's MMAs
+      // in ping-pong where the K steps are few (bias + GELU at 4096 x 11008 x 4096: 0.87-0.95
+      // of cuBLASLt's GELU_BIAS against 0.89-0.90 on 128x256, run 27)...
+      {Flavor::kEpilogue, {.m = 4096, .n = 11008, .k = 4096}, 64, 256, kP, 2, 1},
+      // ...but not at K = 8192, where ping-pong's mainloop loses more than the epilogue
+      // costs (0.79-0.87 against 0.96-0.97 on 128x192, runs 26-27).
+      {Flavor::kEpilogue, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},
       // So does a tap's once-a-tile fence and arrival (~2 us): GEMM + row taps at K = 1024
-      // measured 0.90 of the unfused sequence in ping-pong, 0.80 on 128x256 (run 14).
+      // measured 0.89-0.93 of the unfused sequence in ping-pong, 0.85-0.87 on 128x256 (runs
+      // 14, 26-27).
       {Flavor::kTapsRow, {.m = 8192, .n = 8192, .k = 1024}, 64, 256, kP, 1, 1},
       // 64 tiles of 128x128 on 132 SMs: one wave of small tiles beats one of large ones,
       // each CTA's one tile read by one consumer (A once, not once per column half).
       {Flavor::kPlain, {.m = 1024, .n = 1024, .k = 1024}, 64, 128, kP, 2, 1},
       // A decode-size M: 64-row tiles, A shared by the cluster's pair of column tiles.
       {Flavor::kPlain, {.m = 16, .n = 4096, .k = 4096}, 64, 128, kP, 1, 2},
+      // One wave of tiles: a ping-pong CTA would run one unit on one consumer (0.82 of
+      // cuBLASLt at 512 x 4096 x 4096, 0.90-0.91 at 128 x 11008 x 4096, where shared 128x128
+      // tiles ran 0.92-0.96 and 0.96, run 27).
       {Flavor::kPlain, {.m = 128, .n = 11008, .k = 4096}, 128, 128, kM, 1, 2},
+      {Flavor::kPlain, {.m = 512, .n = 4096, .k = 4096}, 128, 128, kM, 2, 1},
       // Two GEMMs: both accumulators of 64x128 units fit 128 registers; at long K the
       // consumers share 128x128 tiles...
       {Flavor::kGatedMlp, {.m = 4096, .n = 4096, .k = 4096}, 128, 128, kM, 2, 1},
