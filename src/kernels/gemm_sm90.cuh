@@ -452,6 +452,22 @@ struct GemmSm90 {
 
   // --- entry ------------------------------------------------------------------------------
 
+  // This CTA's share of the persistent schedule: its cluster's first work unit and the
+  // stride to its next, its rank in the cluster, and the problem's K steps.
+  struct Work {
+    Scheduler tiles;
+    long long first;
+    long long step;
+    int rank;
+    int k_steps;
+    __device__ explicit Work(const KernelArgs& args)
+        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits),
+          first(kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x),
+          step(kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x),
+          rank(kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0),
+          k_steps(static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK)) {}
+  };
+
   template <int O>
   __device__ static bool params_in_range(const KernelArgs& args) {
     if constexpr (O < kOperands) {
@@ -516,23 +532,25 @@ struct GemmSm90 {
       ptx::grid_dependency_wait();
       ptx::grid_launch_dependents();
     }
-    const Scheduler tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group,
-                          args.split.splits);
-    const long long first = kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x;
-    const long long step = kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x;
-    const int rank = kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
-    const int k_steps = static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK);
+    // Each role works out its schedule after its setmaxnreg: a value computed before would
+    // live across the producer's drop to kProducerRegisters, and ptxas spilled such values
+    // to local memory (ping-pong kernels without a cluster, with taps: 16 bytes).
     if (warpgroup == 0) {
       ptx::setmaxnreg_dec<kProducerRegisters>();
-      if (threadIdx.x == 0) load_loop(args, base, tiles, rank, first, step, k_steps);
+      if (threadIdx.x == 0) {
+        const Work work(args);
+        load_loop(args, base, work.tiles, work.rank, work.first, work.step, work.k_steps);
+      }
     } else {
       ptx::setmaxnreg_inc<kConsumerRegisters>();
+      const Work work(args);
       const int consumer = warpgroup - 1;
       float* scratch = reinterpret_cast<float*>(smem + (base - raw) + Layout::kScratchOffset +
                                                 consumer * Layout::kScratchStride);
       const unsigned staging =
           base + static_cast<unsigned>(Layout::kStagingOffset + consumer * Layout::kStagingStride);
-      mma_loop(args, base, scratch, staging, tiles, rank, first, step, k_steps, consumer);
+      mma_loop(args, base, scratch, staging, work.tiles, work.rank, work.first, work.step,
+               work.k_steps, consumer);
     }
   }
 };

@@ -87,6 +87,11 @@ const std::vector<Variant>& variants() {
     for (const char* file : {"plain", "taps", "aux_bias"}) {
       table.push_back({std::string(file) + "_16x4096x4096", std::string(file) + ".json", decode});
     }
+    // A ragged mid-size problem where the taps keep the kernel off clusters: ping-pong
+    // without a cluster, whose schedule, worked out before the warp roles split, once spilled
+    // across the producer's setmaxnreg.
+    table.push_back({"batched_3x1104x2104x272", "batched.json", {3, 1104, 2104, 272, {}, {}}});
+    table.push_back({"taps_1104x2104x272", "taps.json", {1, 1104, 2104, 272, {}, {}}});
     return table;
   }();
   return kTable;
