@@ -729,9 +729,10 @@ int main(int argc, char** argv) {
               unborrowed(tuned(128, 256, 2, 1)));
   }
   // The cost model's pick beside the tiles it weighs against each other, pass after pass in
-  // one process (docs/PERF.md runs 26-27): the shared 128x256 tile (borrowing staging),
+  // one process (docs/PERF.md runs 26-29): the shared 128x256 tile (borrowing staging),
   // 128x192 with a staging buffer for each of its unit's three sub-tiles (no stage lost,
-  // none borrowed), ping-pong 64x256; and where run 26's refit moved the pick, the old one.
+  // none borrowed), ping-pong 64x256; and where the refit after run 26 moved the pick, the
+  // pick before it.
   struct Alternative {
     const char* label;
     KernelTuning tuning;
