@@ -195,6 +195,22 @@ struct GemmSm90 {
     }
   }
 
+  // This CTA's share of the persistent schedule: its cluster's first work unit and the
+  // stride to its next, its rank in the cluster, and the problem's K steps.
+  struct Work {
+    Scheduler tiles;
+    long long first;
+    long long step;
+    int rank;
+    int k_steps;
+    __device__ explicit Work(const KernelArgs& args)
+        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits),
+          first(kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x),
+          step(kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x),
+          rank(kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0),
+          k_steps(static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK)) {}
+  };
+
   // --- producer ---------------------------------------------------------------------------
 
   // Issues the TMA boxes of operands O.. for one stage (a compile-time loop: each operand's
@@ -238,17 +254,17 @@ struct GemmSm90 {
   }
 
   // The producer's one thread: every stage of every work unit of this CTA, in schedule order.
-  __device__ static void load_loop(const KernelArgs& args, unsigned base, const Scheduler& tiles,
-                                   int rank, long long first, long long step, int k_steps) {
+  __device__ static void load_loop(const KernelArgs& args, unsigned base, const Work& work) {
     RingState ring;
-    for (long long t = first; t < tiles.total; t += step) {
-      const TileIndex tile = tiles.tile(t, rank);
-      const KSteps steps = tiles.k_steps(t, k_steps);
+    for (long long t = work.first; t < work.tiles.total; t += work.step) {
+      const TileIndex tile = work.tiles.tile(t, work.rank);
+      const KSteps steps = work.tiles.k_steps(t, work.k_steps);
       for (int kt = steps.begin; kt < steps.end; ++kt) {
         wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
         const unsigned full = full_barrier(base, ring.stage);
         ptx::mbarrier_arrive_expect_tx(full, Layout::kStageBytes);
-        load_operands<0>(args, stage_base(base, ring.stage), full, kt * Layout::kTileK, tile, rank);
+        load_operands<0>(args, stage_base(base, ring.stage), full, kt * Layout::kTileK, tile,
+                         work.rank);
         ring.advance<kStages>();
       }
     }
@@ -367,8 +383,7 @@ struct GemmSm90 {
   }
 
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
-                                  unsigned staging, const Scheduler& tiles, int rank,
-                                  long long first, long long step, int k_steps, int consumer) {
+                                  unsigned staging, const Work& work, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
     const bool signaller = thread == 0;
     constexpr bool kBorrows = Layout::kBorrowedBuffers > 0;
@@ -384,16 +399,17 @@ struct GemmSm90 {
     // the other consumer's then) has completed, which the other's last full wait shows.
     constexpr int kTurns = Layout::kPingPong ? kConsumers : 1;
     const int own = Layout::kPingPong ? consumer : 0;
-    if (own > 0) ring.skip<kStages>(tiles.k_steps(first, k_steps).count());
+    if (own > 0) ring.skip<kStages>(work.tiles.k_steps(work.first, work.k_steps).count());
     unsigned turns = 0;  // turns waited for
     // The stage the last unit's epilogue borrowed staging from: handed back after the next
     // unit's first MMAs are issued (its stores have had a K step to read it), or at the end.
     int held = -1;
-    for (long long t = first + own * step; t < tiles.total; t += kTurns * step) {
-      const TileCoord unit = unit_of(tiles.tile(t, rank), consumer);
-      const KSteps steps = tiles.k_steps(t, k_steps);
+    for (long long t = work.first + own * work.step; t < work.tiles.total;
+         t += kTurns * work.step) {
+      const TileCoord unit = unit_of(work.tiles.tile(t, work.rank), consumer);
+      const KSteps steps = work.tiles.k_steps(t, work.k_steps);
       if constexpr (Layout::kPingPong) {
-        if (t != first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);
+        if (t != work.first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);
       }
       Math<GemmSm90> math(args, unit, thread, acc);
       int previous = 0;
@@ -433,15 +449,16 @@ struct GemmSm90 {
       }
       if (unit.m0 < args.m && unit.n0 < args.n) {
         if constexpr (kSplitK) {
-          if (tiles.splits == 1 ||
-              SplitK<kGemms, kUnitM, kUnitN>::reduce(args, unit, tiles.split_of(t), acc, thread)) {
+          if (work.tiles.splits == 1 || SplitK<kGemms, kUnitM, kUnitN>::reduce(
+                                            args, unit, work.tiles.split_of(t), acc, thread)) {
             Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
           }
         } else {
           Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
         }
       }
-      if constexpr (Layout::kPingPong) ring.skip<kStages>(tiles.k_steps(t + step, k_steps).count());
+      if constexpr (Layout::kPingPong)
+        ring.skip<kStages>(work.tiles.k_steps(t + work.step, work.k_steps).count());
     }
     // The epilogue's TMA stores read this CTA's shared memory: done before it exits.
     if constexpr (Config::kStagedOutputs > 0) {
@@ -451,22 +468,6 @@ struct GemmSm90 {
   }
 
   // --- entry ------------------------------------------------------------------------------
-
-  // This CTA's share of the persistent schedule: its cluster's first work unit and the
-  // stride to its next, its rank in the cluster, and the problem's K steps.
-  struct Work {
-    Scheduler tiles;
-    long long first;
-    long long step;
-    int rank;
-    int k_steps;
-    __device__ explicit Work(const KernelArgs& args)
-        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits),
-          first(kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x),
-          step(kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x),
-          rank(kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0),
-          k_steps(static_cast<int>((args.k + Layout::kTileK - 1) / Layout::kTileK)) {}
-  };
 
   template <int O>
   __device__ static bool params_in_range(const KernelArgs& args) {
@@ -539,7 +540,7 @@ struct GemmSm90 {
       ptx::setmaxnreg_dec<kProducerRegisters>();
       if (threadIdx.x == 0) {
         const Work work(args);
-        load_loop(args, base, work.tiles, work.rank, work.first, work.step, work.k_steps);
+        load_loop(args, base, work);
       }
     } else {
       ptx::setmaxnreg_inc<kConsumerRegisters>();
@@ -549,8 +550,7 @@ struct GemmSm90 {
                                                 consumer * Layout::kScratchStride);
       const unsigned staging =
           base + static_cast<unsigned>(Layout::kStagingOffset + consumer * Layout::kStagingStride);
-      mma_loop(args, base, scratch, staging, work.tiles, work.rank, work.first, work.step,
-               work.k_steps, consumer);
+      mma_loop(args, base, scratch, staging, work, consumer);
     }
   }
 };
