@@ -196,7 +196,8 @@ struct GemmSm90 {
   }
 
   // This CTA's share of the persistent schedule: its cluster's first work unit and the
-  // stride to its next, its rank in the cluster, and the problem's K steps.
+  // stride to its next, its rank in the cluster, and the problem's K steps. Its tile()
+  // divides by args.schedule (host-computed, read from parameter space).
   struct Work {
     Scheduler tiles;
     long long first;
@@ -257,7 +258,7 @@ struct GemmSm90 {
   __device__ static void load_loop(const KernelArgs& args, unsigned base, const Work& work) {
     RingState ring;
     for (long long t = work.first; t < work.tiles.total; t += work.step) {
-      const TileIndex tile = work.tiles.tile(t, work.rank);
+      const TileIndex tile = work.tiles.tile(t, work.rank, args.schedule);
       const KSteps steps = work.tiles.k_steps(t, work.k_steps);
       for (int kt = steps.begin; kt < steps.end; ++kt) {
         wait(empty_barrier(base, ring.stage), ring.phase ^ 1u, "empty", ring.stage);
@@ -406,7 +407,7 @@ struct GemmSm90 {
     int held = -1;
     for (long long t = work.first + own * work.step; t < work.tiles.total;
          t += kTurns * work.step) {
-      const TileCoord unit = unit_of(work.tiles.tile(t, work.rank), consumer);
+      const TileCoord unit = unit_of(work.tiles.tile(t, work.rank, args.schedule), consumer);
       const KSteps steps = work.tiles.k_steps(t, work.k_steps);
       if constexpr (Layout::kPingPong) {
         if (t != work.first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);

@@ -10,6 +10,8 @@
 // the host's one workspace function (recipe/workspace.h), and the launch's epoch.
 #pragma once
 
+#include "kernels/tile_scheduler.cuh"  // ScheduleDivisors (no host headers either)
+
 namespace fusedgemm::kernels {
 
 // Buffers one kernel can address; the support gate declines graphs that need more.
@@ -84,8 +86,10 @@ struct KernelArgs {
   // This launch's epoch: tags the arrival counters, so they never need zeroing
   // (epoch_counter.cuh).
   unsigned long long epoch;
-  // Cluster-tile rows per band of the persistent grid's tile order (tile_scheduler.cuh).
+  // Cluster-tile rows per band of the persistent grid's tile order (tile_scheduler.cuh), and
+  // that order's divisors for this call's problem (TileScheduler::divisors, unsplit).
   long long raster_group;
+  ScheduleDivisors schedule;
   int buffer_count;
   // Bit k: this call's layout of stored output k lets TMA write it, and tma[kMaxTmaDescriptors
   // + k] is its descriptor; where any bit of the kernel's stored outputs is clear, the

@@ -51,10 +51,55 @@ struct KSteps {
   FG_HOST_DEVICE int count() const { return end - begin; }
 };
 
+// Division by a divisor fixed at construction, as a multiply-high, an add and a shift (the
+// round-up method of Granlund and Montgomery, "Division by invariant integers using
+// multiplication", 1994): the quotient of a dividend below 2^31 in three dependent
+// instructions where the compiler's division is a chain of about 20 (a float reciprocal
+// and its corrections).
+struct FastDivisor {
+  unsigned divisor = 1;
+  unsigned multiplier = 1;
+  unsigned shift = 0;
+
+  FastDivisor() = default;
+  // 1 <= d < 2^31. Worked out on the host, once per bound call (ScheduleDivisors).
+  FG_HOST_DEVICE explicit FastDivisor(unsigned d) : divisor(d) {
+#if defined(__CUDA_ARCH__)
+    shift = d <= 1 ? 0u : 32u - static_cast<unsigned>(__clz(d - 1));  // ceil(log2(d))
+#else
+    shift = d <= 1 ? 0u : 32u - static_cast<unsigned>(__builtin_clz(d - 1));
+#endif
+    multiplier = static_cast<unsigned>((((1ull << shift) - d) << 32) / d + 1);
+  }
+
+  // n / divisor for n < 2^31 (so the sum below stays in 32 bits).
+  FG_HOST_DEVICE unsigned quotient(unsigned n) const {
+#if defined(__CUDA_ARCH__)
+    const unsigned high = __umulhi(n, multiplier);
+#else
+    const unsigned high =
+        static_cast<unsigned>((static_cast<unsigned long long>(n) * multiplier) >> 32);
+#endif
+    return (high + n) >> shift;
+  }
+};
+
+// The divisions of tile() for one problem, worked out once on the host (TileScheduler::
+// divisors) and passed in KernelArgs: the kernel reads them from parameter space, so they hold
+// no registers across the mainloop (where 256x128 and ping-pong 128x128 kernels have none to
+// spare). `fast` 0: tile() takes the division path.
+struct ScheduleDivisors {
+  FastDivisor band_tiles;      // cluster tiles per raster band
+  FastDivisor band_rows;       // cluster-tile rows of a whole band
+  FastDivisor last_band_rows;  // ... of the last band
+  int fast = 0;
+};
+
 template <int ClusterM, int ClusterN>
 struct TileScheduler {
   static_assert(ClusterM >= 1 && ClusterN >= 1 && ClusterM * ClusterN <= 2,
                 "clusters of 1 or 2 CTAs: change choose_kernel_config");
+  static constexpr long long kFastLimit = 1ll << 31;
 
   long long tiles_m;    // CTA tiles along M
   long long tiles_n;    // ... along N
@@ -78,21 +123,50 @@ struct TileScheduler {
         total(batch * rows * cols * splits),
         group(raster_group < 1 ? 1 : raster_group) {}
 
+  // The divisors of the common case, one batch, no split and every unit index below 2^31
+  // (else `fast` 0).
+  FG_HOST_DEVICE ScheduleDivisors divisors() const {
+    ScheduleDivisors d;
+    if (splits != 1 || total != per_batch || total >= kFastLimit || group >= kFastLimit) return d;
+    const long long band_rows = group < rows ? group : rows;
+    d.band_tiles = FastDivisor(static_cast<unsigned>(band_rows * cols));
+    d.band_rows = FastDivisor(static_cast<unsigned>(band_rows));
+    d.last_band_rows = FastDivisor(static_cast<unsigned>(rows - (rows - 1) / group * group));
+    d.fast = 1;
+    return d;
+  }
+
   // The CTA tile that the CTA of cluster rank `rank` computes for work unit `u`
-  // (0 <= u < total). The common cases, no split and one batch, skip their divisions: each is
-  // a chain of about 20 dependent instructions, and every consumer warp runs this between two
-  // of its tiles while the tensor cores wait.
-  FG_HOST_DEVICE TileIndex tile(long long u, int rank) const {
-    const long long t = splits == 1 ? u : u / splits;  // the cluster tile
-    const long long batch = t < per_batch ? 0 : t / per_batch;
-    const long long in_batch = t - batch * per_batch;
-    const long long band_tiles = group * cols;
-    const long long band = in_batch / band_tiles;
-    const long long first_row = band * group;
-    const long long band_rows = rows - first_row < group ? rows - first_row : group;
-    const long long in_band = in_batch - band * band_tiles;
-    const long long row = first_row + in_band % band_rows;
-    const long long col = in_band / band_rows;
+  // (0 <= u < total), by this schedule's divisors() `d` (the division path where d.fast is
+  // 0 or the launch splits K). Every consumer warp runs this between two of its tiles while
+  // the tensor cores wait: dividing by multiplying took the time between two units from
+  // ~740 clocks to ~420 (docs/PERF.md, run 30).
+  FG_HOST_DEVICE TileIndex tile(long long u, int rank, const ScheduleDivisors& d) const {
+    long long batch, row, col;
+    if (d.fast != 0 && splits == 1) {
+      const unsigned in_batch = static_cast<unsigned>(u);  // one batch, no split
+      const unsigned band = d.band_tiles.quotient(in_batch);
+      const unsigned in_band = in_batch - band * d.band_tiles.divisor;
+      const unsigned first_row = band * d.band_rows.divisor;
+      // Bands of `group` rows, the last one of what remains (the one past rows - group).
+      const FastDivisor& by_rows =
+          first_row + d.band_rows.divisor > rows ? d.last_band_rows : d.band_rows;
+      const unsigned c = by_rows.quotient(in_band);
+      batch = 0;
+      row = first_row + (in_band - c * by_rows.divisor);
+      col = c;
+    } else {
+      const long long t = splits == 1 ? u : u / splits;
+      batch = t < per_batch ? 0 : t / per_batch;
+      const long long in_batch = t - batch * per_batch;
+      const long long band_tiles = group * cols;
+      const long long band = in_batch / band_tiles;
+      const long long first_row = band * group;
+      const long long band_rows = rows - first_row < group ? rows - first_row : group;
+      const long long in_band = in_batch - band * band_tiles;
+      row = first_row + in_band % band_rows;
+      col = in_band / band_rows;
+    }
     return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM};
   }
 

@@ -537,6 +537,31 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
   return std::clamp<std::int64_t>(std::llround(g), 1, std::max<std::int64_t>(1, rows));
 }
 
+kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
+                                            const fusion::ProblemShape& problem,
+                                            std::int64_t raster_group) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 31;
+  if (problem.batch != 1 || problem.m <= 0 || problem.n <= 0 || config.tile_m <= 0 ||
+      config.tile_n <= 0 || problem.m >= kLimit * config.tile_m ||
+      problem.n >= kLimit * config.tile_n) {
+    return {};
+  }
+  const std::int64_t rows = ceil_div(ceil_div(problem.m, config.tile_m), config.cluster_m);
+  const std::int64_t cols = ceil_div(ceil_div(problem.n, config.tile_n), config.cluster_n);
+  if (rows * cols >= kLimit) return {};  // each below 2^31: no overflow
+  const auto& p = problem;
+  const auto& c = config;
+  if (c.cluster_m == 2) {
+    return kernels::TileScheduler<2, 1>(1, p.m, p.n, c.tile_m, c.tile_n, raster_group, 1)
+        .divisors();
+  }
+  if (c.cluster_n == 2) {
+    return kernels::TileScheduler<1, 2>(1, p.m, p.n, c.tile_m, c.tile_n, raster_group, 1)
+        .divisors();
+  }
+  return kernels::TileScheduler<1, 1>(1, p.m, p.n, c.tile_m, c.tile_n, raster_group, 1).divisors();
+}
+
 int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
              const fusion::ProblemShape& problem) {
   if (config.sm_count <= 0 || problem.m <= 0 || problem.n <= 0 || problem.batch <= 0) return 1;

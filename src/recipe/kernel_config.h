@@ -11,6 +11,7 @@
 #include "fusedgemm/plan.h"
 #include "fusedgemm/status.h"
 #include "fusion/fusion_program.h"
+#include "kernels/tile_scheduler.cuh"
 
 namespace fusedgemm::recipe {
 
@@ -126,6 +127,13 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
 // minimises the row panels of A plus the column panels of B the resident clusters read.
 std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape& problem,
                           std::int64_t clusters);
+
+// The tile order's divisors (KernelArgs::schedule) for an unsplit launch of `problem` in
+// bands of `raster_group`: `fast` 0 where the kernel's tile index must take the division
+// path (a batch, no tiles, 2^31 tiles or more).
+kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
+                                            const fusion::ProblemShape& problem,
+                                            std::int64_t raster_group);
 
 // Work units per cluster tile for a call of `problem` (split K, kernels/split_k.cuh): as
 // many as fill the device's clusters in one wave, each at least kMinSplitKSteps K steps, at

@@ -180,6 +180,8 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
     call->args.raster_group =
         recipe::raster_group(recipe.config, call->layout.problem,
                              call->launch.grid[0] / std::max(1, recipe.config.cluster_ctas()));
+    call->args.schedule =
+        recipe::schedule_divisors(recipe.config, call->layout.problem, call->args.raster_group);
   }
   int roles_missing = 0;
   for (int i = 0; i < call->layout.role_count; ++i) roles_missing += view.data[i] == nullptr;
@@ -240,6 +242,7 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   args.n = call->args.n;
   args.k = call->args.k;
   args.raster_group = call->args.raster_group;
+  args.schedule = call->args.schedule;
   args.workspace = workspace.data;
   args.epoch = counted ? epoch->fetch_add(1, std::memory_order_relaxed) : 0;
   args.buffer_count = call->args.buffer_count;

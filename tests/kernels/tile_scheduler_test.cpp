@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -36,7 +38,7 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
   long long outside = 0;
   for (long long c = 0; c < clusters; ++c) {
     for (long long t = c; t < tiles.total; t += clusters) {
-      const TileIndex first = tiles.tile(t, 0);
+      const TileIndex first = tiles.tile(t, 0, tiles.divisors());
       const KSteps steps = tiles.k_steps(t, k_steps);
       EXPECT_LE(0, steps.begin);
       EXPECT_LE(steps.begin, steps.end);
@@ -45,7 +47,7 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
         EXPECT_GE(steps.count(), k_steps / splits);  // no split is left without steps
       }
       for (int rank = 0; rank < ClusterM * ClusterN; ++rank) {
-        const TileIndex tile = tiles.tile(t, rank);
+        const TileIndex tile = tiles.tile(t, rank, tiles.divisors());
         // A cluster's CTAs share the batch and the tile row or column they multicast.
         EXPECT_EQ(tile.batch, first.batch);
         if (ClusterM > 1) {
@@ -120,7 +122,7 @@ TEST(TileScheduler, SplitsEveryTilesKStepsOnce) {
   const TileScheduler<1, 1> tiles(1, 64, 256, 64, 128, 1, 4);
   ASSERT_EQ(tiles.total, 8);
   for (int u = 0; u < 8; ++u) {
-    EXPECT_EQ(tiles.tile(u, 0).n, u / 4) << u;
+    EXPECT_EQ(tiles.tile(u, 0, tiles.divisors()).n, u / 4) << u;
     EXPECT_EQ(tiles.split_of(u), u % 4) << u;
   }
   EXPECT_EQ(tiles.k_steps(1, 10).begin, 2);
@@ -136,31 +138,101 @@ TEST(TileScheduler, WalksBandsColumnByColumn) {
   const int rows[12] = {0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3};
   const int cols[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
   for (int t = 0; t < 24; ++t) {
-    const TileIndex tile = tiles.tile(t, 0);
+    const TileIndex tile = tiles.tile(t, 0, tiles.divisors());
     EXPECT_EQ(tile.batch, t / 12) << t;
     EXPECT_EQ(tile.m, rows[t % 12]) << t;
     EXPECT_EQ(tile.n, cols[t % 12]) << t;
   }
   // A last band shorter than the rest: 3 rows, band 2, so the third row is a band of one.
   const TileScheduler<1, 1> ragged(1, 3 * 64, 2 * 64, 64, 64, 2, 1);
-  EXPECT_EQ(ragged.tile(4, 0).m, 2);
-  EXPECT_EQ(ragged.tile(4, 0).n, 0);
-  EXPECT_EQ(ragged.tile(5, 0).m, 2);
-  EXPECT_EQ(ragged.tile(5, 0).n, 1);
+  EXPECT_EQ(ragged.tile(4, 0, ragged.divisors()).m, 2);
+  EXPECT_EQ(ragged.tile(4, 0, ragged.divisors()).n, 0);
+  EXPECT_EQ(ragged.tile(5, 0, ragged.divisors()).m, 2);
+  EXPECT_EQ(ragged.tile(5, 0, ragged.divisors()).n, 1);
 }
 
 // A 2-CTA cluster along M: rank r takes tile row 2 * row + r of its cluster tile.
 TEST(TileScheduler, PairsNeighbouringTilesInACluster) {
   const TileScheduler<2, 1> along_m(1, 4 * 128, 2 * 256, 128, 256, 1, 1);
   EXPECT_EQ(along_m.rows, 2);
-  EXPECT_EQ(along_m.tile(0, 0).m, 0);
-  EXPECT_EQ(along_m.tile(0, 1).m, 1);
-  EXPECT_EQ(along_m.tile(1, 1).n, 1);  // band 1 row: the next cluster tile is the next column
-  EXPECT_EQ(along_m.tile(2, 1).m, 3);
+  EXPECT_EQ(along_m.tile(0, 0, along_m.divisors()).m, 0);
+  EXPECT_EQ(along_m.tile(0, 1, along_m.divisors()).m, 1);
+  EXPECT_EQ(along_m.tile(1, 1, along_m.divisors()).n,
+            1);  // band 1 row: the next cluster tile is the next column
+  EXPECT_EQ(along_m.tile(2, 1, along_m.divisors()).m, 3);
   const TileScheduler<1, 2> along_n(1, 128, 4 * 256, 128, 256, 1, 1);
   EXPECT_EQ(along_n.cols, 2);
-  EXPECT_EQ(along_n.tile(1, 0).n, 2);
-  EXPECT_EQ(along_n.tile(1, 1).n, 3);
+  EXPECT_EQ(along_n.tile(1, 0, along_n.divisors()).n, 2);
+  EXPECT_EQ(along_n.tile(1, 1, along_n.divisors()).n, 3);
+}
+
+// The multiply-and-shift quotient is the division's for every dividend below 2^31: divisors
+// at the edges (1, powers of two and their neighbours, past 2^21 where the multiplier's
+// double rounds up, the largest) and at random, each with its edge dividends and random ones.
+TEST(TileScheduler, FastDivisorDividesLikeTheDivision) {
+  std::mt19937 rng(9);
+  std::vector<unsigned> divisors = {1, 2, 3, 5, 7, 66, 132, 1000, (1u << 21) + 1, 0x7FFFFFFFu};
+  for (int p = 1; p < 31; ++p) {
+    for (const int delta : {-1, 0, 1}) divisors.push_back((1u << p) + static_cast<unsigned>(delta));
+  }
+  for (int i = 0; i < 2000; ++i) {
+    divisors.push_back(std::uniform_int_distribution<unsigned>(1, 0x7FFFFFFFu)(rng));
+    divisors.push_back(std::uniform_int_distribution<unsigned>(1, 5000)(rng));
+  }
+  std::uniform_int_distribution<unsigned> dividend(0, 0x7FFFFFFFu);
+  for (const unsigned d : divisors) {
+    const FastDivisor by(d);
+    std::vector<unsigned> dividends = {
+        0, 1, d - 1, d, d + 1, 2 * d - 1, 0x7FFFFFFFu, 0x7FFFFFFFu - 0x7FFFFFFFu % d};
+    for (int i = 0; i < 200; ++i) dividends.push_back(dividend(rng));
+    for (const unsigned n : dividends) {
+      if (n > 0x7FFFFFFFu) continue;  // d + 1 and 2d - 1 may pass 2^31 - 1
+      ASSERT_EQ(by.quotient(n), n / d) << n << " / " << d;
+    }
+  }
+}
+
+// The fast path of tile() (one batch, no split, fewer than 2^31 units) walks the same
+// schedule as the division path, for whole and ragged last bands and both cluster shapes;
+// the host's divisors for a call (recipe::schedule_divisors) are its schedule's.
+TEST(TileScheduler, FastPathWalksTheDivisionPathsSchedule) {
+  const std::vector<Problem> problems = {
+      {1, 8192, 8192, 128, 256}, {1, 200, 300, 128, 128}, {1, 1, 4096, 64, 128},
+      {1, 1000, 700, 64, 64},    {1, 129, 257, 128, 192}, {1, 8192, 11008, 128, 256},
+  };
+  const auto same = [](const auto& tiles) {
+    const ScheduleDivisors fast = tiles.divisors();
+    ASSERT_EQ(fast.fast, 1);
+    for (long long u = 0; u < tiles.total; ++u) {
+      for (int rank = 0; rank < 2; ++rank) {
+        const TileIndex a = tiles.tile(u, rank, fast);
+        const TileIndex b = tiles.tile(u, rank, ScheduleDivisors{});
+        ASSERT_EQ(std::make_tuple(a.batch, a.m, a.n), std::make_tuple(b.batch, b.m, b.n))
+            << "unit " << u << ", rank " << rank << ", band " << tiles.group << ", " << tiles.rows
+            << " x " << tiles.cols << " cluster tiles";
+      }
+    }
+  };
+  for (const Problem& p : problems) {
+    for (const long long group : {1LL, 3LL, 5LL, 8LL, 1000LL}) {
+      same(TileScheduler<2, 1>(p.batch, p.m, p.n, p.tile_m, p.tile_n, group, 1));
+      same(TileScheduler<1, 2>(p.batch, p.m, p.n, p.tile_m, p.tile_n, group, 1));
+    }
+  }
+  // A batch, a split and 2^31 units or more keep the division path; a launch that splits
+  // K takes it even with the unsplit call's divisors.
+  EXPECT_EQ((TileScheduler<1, 1>(3, 200, 300, 128, 128, 2, 1).divisors().fast), 0);
+  EXPECT_EQ((TileScheduler<1, 1>(1, 200, 300, 128, 128, 2, 3).divisors().fast), 0);
+  const TileScheduler<1, 1> huge(1, 1LL << 24, 1LL << 24, 64, 64, 8, 1);
+  EXPECT_EQ(huge.divisors().fast, 0);
+  EXPECT_EQ(huge.tile(huge.total - 1, 0, huge.divisors()).m, (1LL << 18) - 1);
+  const TileScheduler<1, 1> unsplit(1, 640, 640, 64, 64, 3, 1);
+  const TileScheduler<1, 1> split(1, 640, 640, 64, 64, 3, 4);
+  for (long long u = 0; u < split.total; ++u) {
+    const TileIndex a = split.tile(u, 0, unsplit.divisors());
+    const TileIndex b = split.tile(u, 0, ScheduleDivisors{});
+    ASSERT_EQ(std::make_tuple(a.m, a.n), std::make_tuple(b.m, b.n)) << u;
+  }
 }
 
 }  // namespace

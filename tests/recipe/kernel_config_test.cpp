@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusedgemm/graph_json.h"
@@ -421,6 +422,38 @@ TEST(KernelConfig, RasterGroupBalancesThePanels) {
   c.tile_n = 128;
   // Taller tiles, shorter bands: sqrt(132 x 128 / 256) ~ 8.
   EXPECT_EQ(raster_group(c, {1, 8192, 8192, 8192}, 132), 8);
+}
+
+// A call's schedule divisors are the kernel's schedule's, for its cluster shape; where the
+// kernel must take the division path (a batch, no tiles, 2^31 tiles or more) they say so.
+TEST(KernelConfig, ScheduleDivisorsAreTheKernelSchedules) {
+  KernelConfig c;
+  c.tile_m = 128;
+  c.tile_n = 256;
+  const auto same = [](const kernels::ScheduleDivisors& a, const kernels::ScheduleDivisors& b) {
+    EXPECT_EQ(a.fast, b.fast);
+    for (const auto& [x, y] :
+         {std::pair{a.band_tiles, b.band_tiles}, std::pair{a.band_rows, b.band_rows},
+          std::pair{a.last_band_rows, b.last_band_rows}}) {
+      EXPECT_EQ(x.divisor, y.divisor);
+      EXPECT_EQ(x.multiplier, y.multiplier);
+      EXPECT_EQ(x.shift, y.shift);
+    }
+  };
+  for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+    c.cluster_m = cm;
+    c.cluster_n = cn;
+    const kernels::ScheduleDivisors d = schedule_divisors(c, {1, 1000, 3000, 64}, 3);
+    EXPECT_EQ(d.fast, 1);
+    if (cm == 2) same(d, kernels::TileScheduler<2, 1>(1, 1000, 3000, 128, 256, 3, 1).divisors());
+    if (cn == 2) same(d, kernels::TileScheduler<1, 2>(1, 1000, 3000, 128, 256, 3, 1).divisors());
+    if (cm * cn == 1) {
+      same(d, kernels::TileScheduler<1, 1>(1, 1000, 3000, 128, 256, 3, 1).divisors());
+    }
+  }
+  EXPECT_EQ(schedule_divisors(c, {2, 1000, 3000, 64}, 3).fast, 0);
+  EXPECT_EQ(schedule_divisors(c, {1, 0, 3000, 64}, 3).fast, 0);
+  EXPECT_EQ(schedule_divisors(c, {1, std::int64_t{1} << 40, std::int64_t{1} << 40, 64}, 3).fast, 0);
 }
 
 }  // namespace
