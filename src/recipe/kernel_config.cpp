@@ -540,15 +540,14 @@ std::int64_t raster_group(const KernelConfig& config, const fusion::ProblemShape
 kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
                                             const fusion::ProblemShape& problem,
                                             std::int64_t raster_group) {
+  // Fewer than 2^31 tile rows and columns keep the schedule's tile count from overflowing;
+  // divisors() itself declines 2^31 tiles or more.
   constexpr std::int64_t kLimit = std::int64_t{1} << 31;
   if (problem.batch != 1 || problem.m <= 0 || problem.n <= 0 || config.tile_m <= 0 ||
       config.tile_n <= 0 || problem.m >= kLimit * config.tile_m ||
       problem.n >= kLimit * config.tile_n) {
     return {};
   }
-  const std::int64_t rows = ceil_div(ceil_div(problem.m, config.tile_m), config.cluster_m);
-  const std::int64_t cols = ceil_div(ceil_div(problem.n, config.tile_n), config.cluster_n);
-  if (rows * cols >= kLimit) return {};  // each below 2^31: no overflow
   const auto& p = problem;
   const auto& c = config;
   if (c.cluster_m == 2) {
