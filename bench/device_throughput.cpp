@@ -17,13 +17,17 @@
 //   spread
 // A run starts with five seconds of 8192^3 (not recorded), so the first rows meet a warm chip.
 // Usage: device_throughput [CSV path] [--quick] [--only TEXT] [--warm-up SECONDS]
-//        [--separated] [--compile-only SM_COUNT].
+//        [--separated] [--compile-only SM_COUNT] [--case KIND:MxNxK[:TILE]]...
 // --only runs the cases whose label contains TEXT, or any of TEXT's '|'-separated parts;
 // --warm-up sets the warm-up's seconds (0: none, so a profiler's first launches are the
 // cases'); --separated follows every timed call with an empty kernel, so that neither
 // library's launch overlaps the one before (what back to back gains over alone);
 // --compile-only builds every plan on the compile-only device (no GPU needed) to warm
-// FUSEDGEMM_CACHE_DIR.
+// FUSEDGEMM_CACHE_DIR; --case (repeatable) runs only the cases it names, after the warm-up:
+// KIND one of bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, fp8_e4m3, and TILE the cost
+// model's pick where left out, else RxC (consumers sharing an R x C tile) or ppRxC
+// (ping-pong), on a 2x1 cluster: a pick checked at any shape, the model's and each tile the
+// model weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -598,6 +602,52 @@ KernelTuning unborrowed(KernelTuning t) {
   return t;
 }
 
+// One --case: what to run, the tuning (none: the model's pick) and its label.
+struct NamedCase {
+  Kind kind;
+  std::int64_t m, n, k;
+  std::optional<KernelTuning> tuning;
+  std::string label;
+};
+
+std::optional<NamedCase> parse_case(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  NamedCase c{};
+  const std::string kind = text.substr(0, colon);
+  bool known = false;
+  for (const Kind k :
+       {Kind::kPlain, Kind::kBiasGelu, Kind::kGatedMlp, Kind::kRowAmax, Kind::kFp8}) {
+    if (kind == kind_name(k)) {
+      c.kind = k;
+      known = true;
+    }
+  }
+  long long m = 0, n = 0, k = 0;
+  int used = 0;
+  const std::string rest = text.substr(colon + 1);
+  if (!known || std::sscanf(rest.c_str(), "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3 || m < 1 ||
+      n < 1 || k < 1 || m > 65536 || n > 65536 || k > 65536) {
+    return std::nullopt;
+  }
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  std::string tile = rest.substr(static_cast<std::size_t>(used));
+  c.label = kind + " case " + (tile.empty() ? "(the model's)" : tile.substr(1));
+  if (tile.empty()) return c;
+  if (tile[0] != ':') return std::nullopt;
+  tile = tile.substr(1);
+  const bool ping_pong = tile.rfind("pp", 0) == 0;
+  int tm = 0, tn = 0;
+  char tail = 0;
+  if (std::sscanf(tile.c_str() + (ping_pong ? 2 : 0), "%dx%d%c", &tm, &tn, &tail) != 2) {
+    return std::nullopt;
+  }
+  c.tuning = tuned(tm, tn, 2, 1, false, ping_pong);
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -605,6 +655,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   int compile_only_sms = 0;
   double warm_up = 5;
+  std::vector<NamedCase> cases;
   Bench bench;
   // Every usage error exits with 2 and says what the option takes: a missing value is one
   // (it is never read as the CSV path), so is an unknown option or a second path.
@@ -634,10 +685,19 @@ int main(int argc, char** argv) {
       const long sms = std::strtol(text, &end, 10);
       CHECK(end != text && *end == '\0' && sms >= 1 && sms <= 1024, kUsage);
       compile_only_sms = static_cast<int>(sms);
+    } else if (arg == "--case") {
+      constexpr const char* kUsage =
+          "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax or "
+          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC (e.g. 128x256, pp64x256)";
+      CHECK(i + 1 < argc, kUsage);
+      const auto c = parse_case(argv[++i]);
+      CHECK(c.has_value(), kUsage);
+      cases.push_back(*c);
     } else {
       CHECK(arg.rfind("--", 0) != 0,
             "unknown option; usage: device_throughput [CSV path] [--quick] [--only TEXT] "
-            "[--warm-up SECONDS] [--separated] [--compile-only SM_COUNT]");
+            "[--warm-up SECONDS] [--separated] [--compile-only SM_COUNT] "
+            "[--case KIND:MxNxK[:TILE]]...");
       CHECK(csv_path.empty(), "one CSV path at most");
       csv_path = arg;
     }
@@ -690,6 +750,12 @@ int main(int argc, char** argv) {
     bench.warm_up_seconds = warm_up;
     bench.run(Kind::kPlain, 8192, 8192, 8192);
     bench.warm_up_seconds = 0;
+  }
+  if (!cases.empty()) {
+    for (const NamedCase& c : cases) {
+      bench.run(c.kind, c.m, c.n, c.k, c.label, c.tuning.value_or(KernelTuning{}));
+    }
+    return 0;
   }
   headline("");
   // Kernel variants beside the cost model's pick.
