@@ -42,6 +42,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -610,11 +612,37 @@ struct NamedCase {
   std::string label;
 };
 
-std::optional<NamedCase> parse_case(const std::string& text) {
+// A decimal number of 1 to `max` at the front of `text`, consumed (digits only: no sign,
+// space or overflow gets through).
+std::optional<long long> take_number(std::string_view& text, long long max) {
+  long long value = 0;
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    value = value * 10 + (text[digits] - '0');
+    if (value > max) return std::nullopt;
+    ++digits;
+  }
+  if (digits == 0 || value < 1) return std::nullopt;
+  text.remove_prefix(digits);
+  return value;
+}
+
+// "AxB" at the front of `text`, each of 1 to `max`, consumed.
+std::optional<std::pair<long long, long long>> take_pair(std::string_view& text, long long max) {
+  const auto a = take_number(text, max);
+  if (!a || text.empty() || text.front() != 'x') return std::nullopt;
+  text.remove_prefix(1);
+  const auto b = take_number(text, max);
+  if (!b) return std::nullopt;
+  return std::pair{*a, *b};
+}
+
+std::optional<NamedCase> parse_case(const std::string& argument) {
+  std::string_view text = argument;
   const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) return std::nullopt;
+  if (colon == std::string_view::npos) return std::nullopt;
   NamedCase c{};
-  const std::string kind = text.substr(0, colon);
+  const std::string kind(text.substr(0, colon));
   bool known = false;
   for (const Kind k :
        {Kind::kPlain, Kind::kBiasGelu, Kind::kGatedMlp, Kind::kRowAmax, Kind::kFp8}) {
@@ -623,28 +651,30 @@ std::optional<NamedCase> parse_case(const std::string& text) {
       known = true;
     }
   }
-  long long m = 0, n = 0, k = 0;
-  int used = 0;
-  const std::string rest = text.substr(colon + 1);
-  if (!known || std::sscanf(rest.c_str(), "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3 || m < 1 ||
-      n < 1 || k < 1 || m > 65536 || n > 65536 || k > 65536) {
-    return std::nullopt;
+  text.remove_prefix(colon + 1);
+  constexpr long long kMaxExtent = 65536;
+  const auto mn = take_pair(text, kMaxExtent);
+  if (!known || !mn || text.empty() || text.front() != 'x') return std::nullopt;
+  text.remove_prefix(1);
+  const auto k = take_number(text, kMaxExtent);
+  if (!k) return std::nullopt;
+  c.m = mn->first;
+  c.n = mn->second;
+  c.k = *k;
+  if (text.empty()) {
+    c.label = kind + " case (the model's)";
+    return c;
   }
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  std::string tile = rest.substr(static_cast<std::size_t>(used));
-  c.label = kind + " case " + (tile.empty() ? "(the model's)" : tile.substr(1));
-  if (tile.empty()) return c;
-  if (tile[0] != ':') return std::nullopt;
-  tile = tile.substr(1);
-  const bool ping_pong = tile.rfind("pp", 0) == 0;
-  int tm = 0, tn = 0;
-  char tail = 0;
-  if (std::sscanf(tile.c_str() + (ping_pong ? 2 : 0), "%dx%d%c", &tm, &tn, &tail) != 2) {
-    return std::nullopt;
-  }
-  c.tuning = tuned(tm, tn, 2, 1, false, ping_pong);
+  if (text.front() != ':') return std::nullopt;
+  text.remove_prefix(1);
+  c.label = kind + " case " + std::string(text);
+  const bool ping_pong = text.substr(0, 2) == "pp";
+  if (ping_pong) text.remove_prefix(2);
+  // Any tile up to 1024 a side: the library says which ones it builds.
+  const auto tile = take_pair(text, 1024);
+  if (!tile || !text.empty()) return std::nullopt;
+  c.tuning =
+      tuned(static_cast<int>(tile->first), static_cast<int>(tile->second), 2, 1, false, ping_pong);
   return c;
 }
 
