@@ -43,8 +43,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fusedgemm/context.h"
