@@ -24,11 +24,18 @@ float apply(const PointwiseAttributes& pw, const float* in) {
       return x > lower ? std::min(x, upper) : lower + slope * (x - lower);
     }
     case PointwiseMode::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-    case PointwiseMode::kGeluTanh:
-      // 0.5 x (1 + tanh(u)) as x / (1 + e^-2u), as the kernel evaluates it
-      // (kernels/pointwise.cuh).
-      return x / (1.0f + std::exp(-1.5957691216057307f * (x + 0.044715f * x * x * x)));
-    case PointwiseMode::kSilu: return x * sigmoid(pw.swish_beta.value_or(1.0f) * x);
+    case PointwiseMode::kGeluTanh: {
+      // 0.5 x (1 + tanh(u)) as h + h tanh(x (a + b x^2)), h = x / 2, as the kernel
+      // evaluates it (kernels/pointwise.cuh; its tanh is the SFU's, within 2^-11).
+      const float half = 0.5f * x;
+      return std::fma(
+          half, std::tanh(x * std::fma(0.035677408136300125f, x * x, 0.79788456080286536f)), half);
+    }
+    case PointwiseMode::kSilu: {
+      // x sigmoid(beta x) as h + h tanh(beta h), h = x / 2 (kernels/pointwise.cuh).
+      const float half = 0.5f * x;
+      return std::fma(half, std::tanh(pw.swish_beta.value_or(1.0f) * half), half);
+    }
     case PointwiseMode::kSigmoid: return sigmoid(x);
     case PointwiseMode::kTanh: return std::tanh(x);
     case PointwiseMode::kExp: return std::exp(x);
