@@ -193,14 +193,13 @@ double step_clocks(const fusion::FusionProgram& program, const KernelConfig& c) 
 double pointwise_slots(PointwiseMode mode) {
   switch (mode) {
     case PointwiseMode::kIdentity: return 0;
-    // tanh and 5 fp32 ops; 7 fitted, not 5: run 32 measured bias + GELU on 128x256 tiles at
-    // 4096 x 11008 x 4096 3.1% faster with one SFU op than with two, where 5 predicts 3.9%.
-    case PointwiseMode::kGeluTanh: return kSfuSlots + 7;
-    // tanh and 3 fp32 ops, held at the two-SFU-op cost it had: its measured saving on shared
-    // 128x128 tiles says 14 (the gated MLP at 8192^2 x 1024, 3.7%, run 32), but below ~19.5
-    // the model moves that gated MLP to those tiles, which measured 2.7% behind ping-pong
-    // 64x128 there: the model's two-GEMM ping-pong mainloop is slower than the chip's by about
-    // that much, and this keeps the measured pick until that is refit.
+    case PointwiseMode::kGeluTanh:
+      return kSfuSlots + 5;  // tanh, 5 fp32 ops
+    // tanh and 3 fp32 ops, but held at the two-SFU-op cost it had: below ~19.5 slots the
+    // model moves the gated MLP at 8192^2 x 1024 to shared 128x128 tiles, which measured 2.7%
+    // behind its ping-pong 64x128 pick (docs/PERF.md run 32): the model's two-GEMM ping-pong
+    // mainloop is slower than the chip's by about that much, and this keeps the measured pick
+    // until that term is refit.
     case PointwiseMode::kSilu: return 2 * kSfuSlots + 4;
     case PointwiseMode::kSigmoid: return 2 * kSfuSlots + 4;  // e^-x, rcp
     case PointwiseMode::kGeluErf:
