@@ -774,6 +774,210 @@ int main(int argc, char** argv) {
     run(Kind::kFp8, 8192, 8192, 8192);
     if (!quick) run(Kind::kFp8, 4096, 4096, 4096);
   };
+  // The headline, the kernel variants and the LLM shapes: a run without --case.
+  const auto run_fixed_lists = [&] {
+    // Kernel variants beside the cost model's pick.
+    bench.run(Kind::kPlain, 2048, 2048, 2048, "bf16 128x256 cluster 2x1", tuned(128, 256, 2, 1));
+    bench.run(Kind::kPlain, 2048, 2048, 2048, "bf16 64x256 ping-pong cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
+    for (const std::int64_t s : {4096, 8192}) {
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x256 no cluster", tuned(128, 256, 1, 1));
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 1x2", tuned(128, 256, 1, 2));
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1", tuned(128, 256, 2, 1));
+      bench.run(Kind::kPlain, s, s, s, "bf16 256x128 cluster 2x1", tuned(256, 128, 2, 1));
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x128 cluster 2x1", tuned(128, 128, 2, 1));
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1 PDL", tuned(128, 256, 2, 1, true));
+      bench.run(Kind::kPlain, s, s, s, "bf16 128x128 ping-pong cluster 2x1",
+                tuned(128, 128, 2, 1, false, true));
+      bench.run(Kind::kPlain, s, s, s, "bf16 64x256 ping-pong cluster 2x1",
+                tuned(64, 256, 2, 1, false, true));
+    }
+    for (const auto& [m, n, k] :
+         {std::tuple<std::int64_t, std::int64_t, std::int64_t>{8192, 8192, 8192},
+          {4096, 11008, 4096}}) {
+      bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 128x128 ping-pong cluster 2x1",
+                tuned(128, 128, 2, 1, false, true));
+      bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 64x256 ping-pong cluster 2x1",
+                tuned(64, 256, 2, 1, false, true));
+    }
+    // The wide N of an LLM's up projection (43 tiles of 256 columns), where plain and bias +
+    // GELU measured 0.90-0.93 of cuBLASLt while 4096^3 measured 0.99: every tile of the model
+    // beside its pick.
+    for (const Kind kind : {Kind::kPlain, Kind::kBiasGelu}) {
+      const std::string name = std::string(kind_name(kind)) + " 4096x11008";
+      bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1", tuned(128, 256, 2, 1));
+      bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 1x2", tuned(128, 256, 1, 2));
+      bench.run(kind, 4096, 11008, 4096, name + " 256x128 cluster 2x1", tuned(256, 128, 2, 1));
+      bench.run(kind, 4096, 11008, 4096, name + " 128x192 cluster 2x1", tuned(128, 192, 2, 1));
+      bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1 unborrowed",
+                unborrowed(tuned(128, 256, 2, 1)));
+    }
+    // The cost model's pick beside the tiles it weighs against each other, pass after pass in
+    // one process (docs/PERF.md runs 26-29): the shared 128x256 tile (borrowing staging),
+    // 128x192 with a staging buffer for each of its unit's three sub-tiles (no stage lost,
+    // none borrowed), ping-pong 64x256; and where the refit after run 26 moved the pick, the
+    // pick before it.
+    struct Alternative {
+      const char* label;
+      KernelTuning tuning;
+    };
+    const Alternative shared_256{"128x256 cluster 2x1", tuned(128, 256, 2, 1)};
+    const Alternative shared_192{"128x192 cluster 2x1 3 staging buffers",
+                                 staged(tuned(128, 192, 2, 1), 3)};
+    const Alternative ping_pong_256{"ping-pong 64x256 cluster 2x1",
+                                    tuned(64, 256, 2, 1, false, true)};
+    const Alternative shared_128{"128x128 cluster 2x1", tuned(128, 128, 2, 1)};
+    struct PickCheck {
+      Kind kind;
+      std::int64_t m, n, k;
+      std::vector<Alternative> others;
+    };
+    const std::vector<PickCheck> checks = {
+        {Kind::kPlain, 16384, 16384, 16384, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kPlain, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kPlain, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kPlain, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kPlain, 8192, 8192, 512, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kBiasGelu, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kBiasGelu, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kRowAmax, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kPlain, 128, 11008, 4096, {{"128x128 cluster 1x2", tuned(128, 128, 1, 2)}}},
+        {Kind::kPlain, 512, 4096, 4096, {shared_128}},
+        {Kind::kFp8, 8192, 8192, 1024, {shared_256}},
+        {Kind::kGatedMlp,
+         2048,
+         11008,
+         4096,
+         {{"ping-pong 64x128 cluster 2x1", tuned(64, 128, 2, 1, false, true)}}},
+    };
+    const auto run_checks = [&](const std::vector<PickCheck>& list, const char* what, int passes) {
+      for (int pass = 0; pass < passes; ++pass) {
+        for (const PickCheck& c : list) {
+          const std::string name = std::string(kind_name(c.kind)) + " " + what + " " +
+                                   std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                                   std::to_string(c.k);
+          bench.run(c.kind, c.m, c.n, c.k, name + " (the model's)");
+          for (const Alternative& a : c.others) {
+            bench.run(c.kind, c.m, c.n, c.k, name + " " + a.label, a.tuning);
+          }
+        }
+      }
+    };
+    run_checks(checks, "pick check", 2);
+    // The LLM projections at every M of the sweep below, the model's pick beside the tiles it
+    // weighs: where another one wins by more than the passes' noise, the model is wrong there.
+    std::vector<PickCheck> llm;
+    for (const std::int64_t m : {128, 512, 2048, 4096, 8192}) {
+      for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
+                                 {11008, 4096},
+                                 {4096, 11008},
+                                 {14336, 4096}}) {
+        llm.push_back({Kind::kPlain, m, n, k, {shared_256, shared_128, ping_pong_256}});
+      }
+    }
+    run_checks(llm, "LLM pick", 1);
+    // The other target cases, the model's pick beside one alternative each.
+    const Alternative ping_pong_128{"ping-pong 64x128 cluster 2x1",
+                                    tuned(64, 128, 2, 1, false, true)};
+    run_checks({{Kind::kPlain, 4096, 4096, 4096, {ping_pong_256}},
+                {Kind::kPlain, 2048, 2048, 2048, {ping_pong_256}},
+                {Kind::kPlain, 1024, 1024, 1024, {shared_128}},
+                {Kind::kGatedMlp, 8192, 8192, 8192, {ping_pong_128}},
+                {Kind::kGatedMlp, 8192, 8192, 1024, {shared_128}},
+                {Kind::kRowAmax, 8192, 8192, 8192, {ping_pong_256}},
+                {Kind::kFp8, 8192, 8192, 8192, {ping_pong_256}},
+                {Kind::kFp8, 4096, 4096, 4096, {ping_pong_256}}},
+               "target pick", 2);
+    // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
+    // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
+    for (const std::int64_t k : {1024, 8192}) {
+      bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 128x128 cluster 2x1",
+                tuned(128, 128, 2, 1));
+      bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 64x128 ping-pong cluster 2x1",
+                tuned(64, 128, 2, 1, false, true));
+    }
+    bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 split N cluster 2x1",
+              tuned(64, 128, 2, 1));
+    bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 ping-pong cluster 2x1",
+              tuned(64, 128, 2, 1, false, true));
+    bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x256 cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
+    bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x128 cluster 2x1",
+              tuned(64, 128, 2, 1, false, true));
+    bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 128x128 cluster 2x1",
+              tuned(128, 128, 2, 1, false, true));
+    bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x128 cluster 2x1",
+              tuned(128, 128, 2, 1));
+    bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x256 cluster 2x1",
+              tuned(128, 256, 2, 1));
+    // The same GEMM without the tap: what the tap costs on each tile, beside cuBLASLt's plain.
+    bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) ping-pong 64x256 cluster 2x1",
+              tuned(64, 256, 2, 1, false, true));
+    bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) 128x256 cluster 2x1",
+              tuned(128, 256, 2, 1));
+    // The plain GEMM at K = 1024 ran 0.75-0.79 of cuBLASLt on both tiles above (docs/PERF.md
+    // run 22) where K = 8192 runs even: the other tiles and clusters beside them.
+    for (const auto& [label, tuning] :
+         {std::pair<const char*, KernelTuning>{"256x128 cluster 2x1", tuned(256, 128, 2, 1)},
+          {"128x192 cluster 2x1", tuned(128, 192, 2, 1)},
+          {"128x256 cluster 1x2", tuned(128, 256, 1, 2)},
+          {"128x256 no cluster", tuned(128, 256, 1, 1)},
+          {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)},
+          // As many staging buffers as a unit has sub-tiles: no epilogue waits for its own
+          // stores (docs/PERF.md run 23), at the cost of ring stages.
+          {"128x256 cluster 2x1 4 staging buffers", staged(tuned(128, 256, 2, 1), 4)},
+          {"ping-pong 64x256 cluster 2x1 4 staging buffers",
+           staged(tuned(64, 256, 2, 1, false, true), 4)},
+          {"128x192 cluster 2x1 3 staging buffers", staged(tuned(128, 192, 2, 1), 3)}}) {
+      bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
+    }
+    // K from 128 to 2048 at 8192 x 8192 (shared 128x256 tiles, with and without staging
+    // borrowed from the ring, and ping-pong 64x256): time = a fixed cost per tile + K's steps,
+    // for ours and cuBLASLt, so the fixed cost (epilogue, hand-off) reads off.
+    for (const std::int64_t k : {128, 256, 512, 1024, 2048}) {
+      bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1",
+                tuned(128, 256, 2, 1));
+      bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1 unborrowed",
+                unborrowed(tuned(128, 256, 2, 1)));
+      bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep ping-pong 64x256 cluster 2x1",
+                tuned(64, 256, 2, 1, false, true));
+    }
+    for (const std::int64_t s : {4096, 8192}) {
+      bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));
+      bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 no cluster", tuned(128, 256, 1, 1));
+      bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x128 ping-pong cluster 2x1",
+                tuned(128, 128, 2, 1, false, true));
+      bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 64x256 ping-pong cluster 2x1",
+                tuned(64, 256, 2, 1, false, true));
+    }
+    if (!quick) {
+      for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {
+        for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
+                                   {11008, 4096},
+                                   {4096, 11008},
+                                   {14336, 4096}}) {
+          bench.run(Kind::kPlain, m, n, k, "bf16 LLM");
+        }
+      }
+      // Decode-size M beside the cost model's pick: wider or unclustered 64-row tiles give
+      // split K other unit counts.
+      for (const auto& [n, k] :
+           {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {11008, 4096}}) {
+        bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 cluster 1x2", tuned(64, 256, 1, 2));
+        bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 no cluster", tuned(64, 256, 1, 1));
+        bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 no cluster", tuned(64, 128, 1, 1));
+        bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 split N cluster 1x2",
+                  tuned(64, 128, 1, 2));
+        bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 ping-pong cluster 1x2",
+                  tuned(64, 128, 1, 2, false, true));
+      }
+      bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 split N cluster 2x1",
+                tuned(64, 128, 2, 1));
+      bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 ping-pong cluster 2x1",
+                tuned(64, 128, 2, 1, false, true));
+      headline(" (again)");
+    }
+  };
   // Five seconds of the largest square first, so the first rows meet the chip as the later
   // ones do: warm, at its power cap (METHOD.md: warm up first).
   if (!bench.compile_only && warm_up > 0) {
@@ -781,213 +985,11 @@ int main(int argc, char** argv) {
     bench.run(Kind::kPlain, 8192, 8192, 8192);
     bench.warm_up_seconds = 0;
   }
-  if (!cases.empty()) {
-    for (const NamedCase& c : cases) {
-      bench.run(c.kind, c.m, c.n, c.k, c.label, c.tuning.value_or(KernelTuning{}));
-    }
-    return 0;
+  // --case runs its cases in place of the fixed lists; either way the rows go to the CSV.
+  for (const NamedCase& c : cases) {
+    bench.run(c.kind, c.m, c.n, c.k, c.label, c.tuning.value_or(KernelTuning{}));
   }
-  headline("");
-  // Kernel variants beside the cost model's pick.
-  bench.run(Kind::kPlain, 2048, 2048, 2048, "bf16 128x256 cluster 2x1", tuned(128, 256, 2, 1));
-  bench.run(Kind::kPlain, 2048, 2048, 2048, "bf16 64x256 ping-pong cluster 2x1",
-            tuned(64, 256, 2, 1, false, true));
-  for (const std::int64_t s : {4096, 8192}) {
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 no cluster", tuned(128, 256, 1, 1));
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 1x2", tuned(128, 256, 1, 2));
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1", tuned(128, 256, 2, 1));
-    bench.run(Kind::kPlain, s, s, s, "bf16 256x128 cluster 2x1", tuned(256, 128, 2, 1));
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x128 cluster 2x1", tuned(128, 128, 2, 1));
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x256 cluster 2x1 PDL", tuned(128, 256, 2, 1, true));
-    bench.run(Kind::kPlain, s, s, s, "bf16 128x128 ping-pong cluster 2x1",
-              tuned(128, 128, 2, 1, false, true));
-    bench.run(Kind::kPlain, s, s, s, "bf16 64x256 ping-pong cluster 2x1",
-              tuned(64, 256, 2, 1, false, true));
-  }
-  for (const auto& [m, n, k] :
-       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{8192, 8192, 8192},
-        {4096, 11008, 4096}}) {
-    bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 128x128 ping-pong cluster 2x1",
-              tuned(128, 128, 2, 1, false, true));
-    bench.run(Kind::kBiasGelu, m, n, k, "bias+gelu_tanh 64x256 ping-pong cluster 2x1",
-              tuned(64, 256, 2, 1, false, true));
-  }
-  // The wide N of an LLM's up projection (43 tiles of 256 columns), where plain and bias +
-  // GELU measured 0.90-0.93 of cuBLASLt while 4096^3 measured 0.99: every tile of the model
-  // beside its pick.
-  for (const Kind kind : {Kind::kPlain, Kind::kBiasGelu}) {
-    const std::string name = std::string(kind_name(kind)) + " 4096x11008";
-    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1", tuned(128, 256, 2, 1));
-    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 1x2", tuned(128, 256, 1, 2));
-    bench.run(kind, 4096, 11008, 4096, name + " 256x128 cluster 2x1", tuned(256, 128, 2, 1));
-    bench.run(kind, 4096, 11008, 4096, name + " 128x192 cluster 2x1", tuned(128, 192, 2, 1));
-    bench.run(kind, 4096, 11008, 4096, name + " 128x256 cluster 2x1 unborrowed",
-              unborrowed(tuned(128, 256, 2, 1)));
-  }
-  // The cost model's pick beside the tiles it weighs against each other, pass after pass in
-  // one process (docs/PERF.md runs 26-29): the shared 128x256 tile (borrowing staging),
-  // 128x192 with a staging buffer for each of its unit's three sub-tiles (no stage lost,
-  // none borrowed), ping-pong 64x256; and where the refit after run 26 moved the pick, the
-  // pick before it.
-  struct Alternative {
-    const char* label;
-    KernelTuning tuning;
-  };
-  const Alternative shared_256{"128x256 cluster 2x1", tuned(128, 256, 2, 1)};
-  const Alternative shared_192{"128x192 cluster 2x1 3 staging buffers",
-                               staged(tuned(128, 192, 2, 1), 3)};
-  const Alternative ping_pong_256{"ping-pong 64x256 cluster 2x1",
-                                  tuned(64, 256, 2, 1, false, true)};
-  const Alternative shared_128{"128x128 cluster 2x1", tuned(128, 128, 2, 1)};
-  struct PickCheck {
-    Kind kind;
-    std::int64_t m, n, k;
-    std::vector<Alternative> others;
-  };
-  const std::vector<PickCheck> checks = {
-      {Kind::kPlain, 16384, 16384, 16384, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kPlain, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kPlain, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kPlain, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kPlain, 8192, 8192, 512, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kBiasGelu, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kBiasGelu, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kRowAmax, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
-      {Kind::kPlain, 128, 11008, 4096, {{"128x128 cluster 1x2", tuned(128, 128, 1, 2)}}},
-      {Kind::kPlain, 512, 4096, 4096, {shared_128}},
-      {Kind::kFp8, 8192, 8192, 1024, {shared_256}},
-      {Kind::kGatedMlp,
-       2048,
-       11008,
-       4096,
-       {{"ping-pong 64x128 cluster 2x1", tuned(64, 128, 2, 1, false, true)}}},
-  };
-  const auto run_checks = [&](const std::vector<PickCheck>& list, const char* what, int passes) {
-    for (int pass = 0; pass < passes; ++pass) {
-      for (const PickCheck& c : list) {
-        const std::string name = std::string(kind_name(c.kind)) + " " + what + " " +
-                                 std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                                 std::to_string(c.k);
-        bench.run(c.kind, c.m, c.n, c.k, name + " (the model's)");
-        for (const Alternative& a : c.others) {
-          bench.run(c.kind, c.m, c.n, c.k, name + " " + a.label, a.tuning);
-        }
-      }
-    }
-  };
-  run_checks(checks, "pick check", 2);
-  // The LLM projections at every M of the sweep below, the model's pick beside the tiles it
-  // weighs: where another one wins by more than the passes' noise, the model is wrong there.
-  std::vector<PickCheck> llm;
-  for (const std::int64_t m : {128, 512, 2048, 4096, 8192}) {
-    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
-                               {11008, 4096},
-                               {4096, 11008},
-                               {14336, 4096}}) {
-      llm.push_back({Kind::kPlain, m, n, k, {shared_256, shared_128, ping_pong_256}});
-    }
-  }
-  run_checks(llm, "LLM pick", 1);
-  // The other target cases, the model's pick beside one alternative each.
-  const Alternative ping_pong_128{"ping-pong 64x128 cluster 2x1",
-                                  tuned(64, 128, 2, 1, false, true)};
-  run_checks({{Kind::kPlain, 4096, 4096, 4096, {ping_pong_256}},
-              {Kind::kPlain, 2048, 2048, 2048, {ping_pong_256}},
-              {Kind::kPlain, 1024, 1024, 1024, {shared_128}},
-              {Kind::kGatedMlp, 8192, 8192, 8192, {ping_pong_128}},
-              {Kind::kGatedMlp, 8192, 8192, 1024, {shared_128}},
-              {Kind::kRowAmax, 8192, 8192, 8192, {ping_pong_256}},
-              {Kind::kFp8, 8192, 8192, 8192, {ping_pong_256}},
-              {Kind::kFp8, 4096, 4096, 4096, {ping_pong_256}}},
-             "target pick", 2);
-  // The gated MLP on the tiles the model chooses between: consumers sharing 128x128, or
-  // ping-pong 64x128 (the silu * mul epilogue behind the other consumer's MMAs).
-  for (const std::int64_t k : {1024, 8192}) {
-    bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 128x128 cluster 2x1",
-              tuned(128, 128, 2, 1));
-    bench.run(Kind::kGatedMlp, 8192, 8192, k, "gated_mlp 64x128 ping-pong cluster 2x1",
-              tuned(64, 128, 2, 1, false, true));
-  }
-  bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 split N cluster 2x1",
-            tuned(64, 128, 2, 1));
-  bench.run(Kind::kPlain, 1024, 1024, 1024, "bf16 64x128 ping-pong cluster 2x1",
-            tuned(64, 128, 2, 1, false, true));
-  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x256 cluster 2x1",
-            tuned(64, 256, 2, 1, false, true));
-  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 64x128 cluster 2x1",
-            tuned(64, 128, 2, 1, false, true));
-  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax ping-pong 128x128 cluster 2x1",
-            tuned(128, 128, 2, 1, false, true));
-  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x128 cluster 2x1",
-            tuned(128, 128, 2, 1));
-  bench.run(Kind::kRowAmax, 8192, 8192, 1024, "gemm+row_amax 128x256 cluster 2x1",
-            tuned(128, 256, 2, 1));
-  // The same GEMM without the tap: what the tap costs on each tile, beside cuBLASLt's plain.
-  bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) ping-pong 64x256 cluster 2x1",
-            tuned(64, 256, 2, 1, false, true));
-  bench.run(Kind::kPlain, 8192, 8192, 1024, "bf16 (no tap) 128x256 cluster 2x1",
-            tuned(128, 256, 2, 1));
-  // The plain GEMM at K = 1024 ran 0.75-0.79 of cuBLASLt on both tiles above (docs/PERF.md
-  // run 22) where K = 8192 runs even: the other tiles and clusters beside them.
-  for (const auto& [label, tuning] :
-       {std::pair<const char*, KernelTuning>{"256x128 cluster 2x1", tuned(256, 128, 2, 1)},
-        {"128x192 cluster 2x1", tuned(128, 192, 2, 1)},
-        {"128x256 cluster 1x2", tuned(128, 256, 1, 2)},
-        {"128x256 no cluster", tuned(128, 256, 1, 1)},
-        {"128x128 ping-pong cluster 2x1", tuned(128, 128, 2, 1, false, true)},
-        // As many staging buffers as a unit has sub-tiles: no epilogue waits for its own
-        // stores (docs/PERF.md run 23), at the cost of ring stages.
-        {"128x256 cluster 2x1 4 staging buffers", staged(tuned(128, 256, 2, 1), 4)},
-        {"ping-pong 64x256 cluster 2x1 4 staging buffers",
-         staged(tuned(64, 256, 2, 1, false, true), 4)},
-        {"128x192 cluster 2x1 3 staging buffers", staged(tuned(128, 192, 2, 1), 3)}}) {
-    bench.run(Kind::kPlain, 8192, 8192, 1024, std::string("bf16 K=1024 ") + label, tuning);
-  }
-  // K from 128 to 2048 at 8192 x 8192 (shared 128x256 tiles, with and without staging
-  // borrowed from the ring, and ping-pong 64x256): time = a fixed cost per tile + K's steps,
-  // for ours and cuBLASLt, so the fixed cost (epilogue, hand-off) reads off.
-  for (const std::int64_t k : {128, 256, 512, 1024, 2048}) {
-    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1",
-              tuned(128, 256, 2, 1));
-    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep 128x256 cluster 2x1 unborrowed",
-              unborrowed(tuned(128, 256, 2, 1)));
-    bench.run(Kind::kPlain, 8192, 8192, k, "bf16 K sweep ping-pong 64x256 cluster 2x1",
-              tuned(64, 256, 2, 1, false, true));
-  }
-  for (const std::int64_t s : {4096, 8192}) {
-    bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 cluster 2x1", tuned(128, 256, 2, 1));
-    bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x256 no cluster", tuned(128, 256, 1, 1));
-    bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 128x128 ping-pong cluster 2x1",
-              tuned(128, 128, 2, 1, false, true));
-    bench.run(Kind::kFp8, s, s, s, "fp8_e4m3 64x256 ping-pong cluster 2x1",
-              tuned(64, 256, 2, 1, false, true));
-  }
-  if (!quick) {
-    for (const std::int64_t m : {16, 128, 512, 4096, 8192}) {
-      for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096},
-                                 {11008, 4096},
-                                 {4096, 11008},
-                                 {14336, 4096}}) {
-        bench.run(Kind::kPlain, m, n, k, "bf16 LLM");
-      }
-    }
-    // Decode-size M beside the cost model's pick: wider or unclustered 64-row tiles give
-    // split K other unit counts.
-    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {11008, 4096}}) {
-      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 cluster 1x2", tuned(64, 256, 1, 2));
-      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x256 no cluster", tuned(64, 256, 1, 1));
-      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 no cluster", tuned(64, 128, 1, 1));
-      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 split N cluster 1x2",
-                tuned(64, 128, 1, 2));
-      bench.run(Kind::kPlain, 16, n, k, "bf16 decode 64x128 ping-pong cluster 1x2",
-                tuned(64, 128, 1, 2, false, true));
-    }
-    bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 split N cluster 2x1",
-              tuned(64, 128, 2, 1));
-    bench.run(Kind::kPlain, 128, 4096, 4096, "bf16 decode 64x128 ping-pong cluster 2x1",
-              tuned(64, 128, 2, 1, false, true));
-    headline(" (again)");
-  }
+  if (cases.empty()) run_fixed_lists();
   if (!csv_path.empty() && !bench.compile_only) {
     FILE* f = std::fopen(csv_path.c_str(), "w");
     CHECK(f != nullptr, "open the CSV");
