@@ -75,6 +75,12 @@ class EpilogueWriter {
           "for units up to {}x{}.",
           r_.config.unit_m(), r_.config.unit_n()));
     }
+    for (std::size_t a = 0; a < p_.aux.size(); ++a) {
+      if (plan_.aux_staged_offset[a] < 0) continue;
+      w_.comment(fmt::format("Aux {} is staged at byte {}, {} columns.",
+                             emit_quoted(p_.buffers[p_.aux[a].buffer].name),
+                             plan_.aux_staged_offset[a], r_.config.unit_n()));
+    }
     w_.line(fmt::format("constexpr int kEpilogueScratchBytes = {};", plan_.scratch_bytes));
     w_.blank();
     const bool staged = !staged_.empty();
@@ -155,8 +161,28 @@ class EpilogueWriter {
       w_.comment("this thread's rows and first column in the unit, and their bounds");
       w_.line("const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);");
     }
+    const bool staged_columns =
+        std::any_of(plan_.aux_staged_offset.begin(), plan_.aux_staged_offset.end(),
+                    [](int offset) { return offset >= 0; });
+    if (staged_columns) {
+      w_.line(fmt::format(
+          "static_assert(TileN <= {}, \"fusedgemm_epilogue: kEpilogueScratchBytes holds column "
+          "vectors of units up to {} wide; regenerate for the wider unit\");",
+          r_.config.unit_n(), r_.config.unit_n()));
+      w_.comment(
+          "column vectors staged in the scratch once per unit (after the last unit's reads)");
+      w_.line("fk::stage_columns_barrier();");
+    }
     for (std::size_t a = 0; a < p_.aux.size(); ++a) {
       const auto& aux = p_.aux[a];
+      if (const int offset = plan_.aux_staged_offset[a]; offset >= 0) {
+        w_.line(
+            fmt::format("const fk::StagedColumns<{}, TileM, TileN> aux{}({}, args, tile, "
+                        "reinterpret_cast<unsigned char*>(smem_scratch) + {}, thread);  // {}",
+                        elem(type_of(aux.buffer)), a, param(plan_.aux_param[a]), offset,
+                        emit_quoted(p_.buffers[aux.buffer].name)));
+        continue;
+      }
       w_.line(
           fmt::format("const fk::AuxRows<{}, {}, TileM, TileN> aux{}({}, pos, tile.batch);  // {}",
                       elem(type_of(aux.buffer)), aux_cover(aux.broadcast), a,
@@ -166,6 +192,7 @@ class EpilogueWriter {
             fmt::format("const float aux{0}_scalar = aux{0}.at(pos, 0, 0);  // once per unit", a));
       }
     }
+    if (staged_columns) w_.line("fk::stage_columns_barrier();  // before any thread reads them");
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
     if (!staged_.empty() && r_.config.staging_buffers >= 2) {
       w_.comment("the previous unit's TMA stores have read the staging buffers");

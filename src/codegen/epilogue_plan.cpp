@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "codegen/device_terms.h"
+#include "recipe/kernel_config.h"
+#include "recipe/limits.h"
 
 namespace fusedgemm::codegen {
 namespace {
@@ -19,6 +21,7 @@ constexpr std::string_view kRule = "epilogue_codegen";
 constexpr int kConsumerWarps = 4;  // one consumer warpgroup runs a unit (epilogue_contract.cuh)
 constexpr int kMaxTileN = 256;     // wgmma N
 constexpr int kFloatBytes = 4;
+constexpr int kStagedAlignBytes = 16;  // a staged column vector's start in the scratch
 
 Status unavailable(std::string message) {
   return Status(ErrorCode::kUnavailable, std::move(message));
@@ -56,11 +59,30 @@ class Planner {
       for (const auto& t : plan_.taps) floats += staged_floats(t.shape, r_.config);
       bytes = floats * kFloatBytes;
     }
-    plan_.scratch_bytes = static_cast<std::uint32_t>(bytes);
+    plan_.scratch_bytes = static_cast<std::uint32_t>(stage_columns(bytes));
     return std::move(plan_);
   }
 
  private:
+  // Places each column vector after `bytes` of scratch where the kernel still fits in shared
+  // memory with it (recipe::choose_kernel_config sizes the ring for the taps' scratch alone,
+  // so a config with as many stages as fit may have no room: its vectors are read from global
+  // memory, as before staging existed). Returns the scratch's new size.
+  std::int64_t stage_columns(std::int64_t bytes) {
+    plan_.aux_staged_offset.assign(p_.aux.size(), -1);
+    for (std::size_t a = 0; a < p_.aux.size(); ++a) {
+      if (p_.aux[a].broadcast != fusion::Broadcast::kColumn) continue;
+      const std::int64_t offset =
+          (bytes + kStagedAlignBytes - 1) / kStagedAlignBytes * kStagedAlignBytes;
+      const std::int64_t end =
+          offset + recipe::bytes_of(type_of(p_.aux[a].buffer), r_.config.unit_n());
+      if (recipe::kernel_shared_bytes(p_, r_.config, end) > recipe::kMaxSharedBytes) continue;
+      plan_.aux_staged_offset[a] = static_cast<int>(offset);
+      bytes = end;
+    }
+    return bytes;
+  }
+
   Status check() {
     FG_TRY(index_params());
     FG_TRY(check_config());

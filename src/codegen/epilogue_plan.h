@@ -43,9 +43,14 @@ struct EpiloguePlan {
   std::vector<int> quant_scale_param;
   std::vector<TapPlan> taps;  // per program tap
   bool column_taps = false;   // scratch then depends on UnitN (sized for the config's unit)
-  // Shared memory the taps need per consumer warpgroup: a staging area used one step at a
-  // time (column taps park 4 warps x UnitN partials, tile reductions 4 floats, the arrival
-  // verdict a word), then every tap's staged unit partial (staged_floats) side by side.
+  // Per aux: where in the scratch a column vector is staged once per unit (bytes, 16-byte
+  // aligned; kernels/epilogue_access.cuh, StagedColumns), or -1 where it is read from global
+  // memory (no column vector, or the kernel's shared memory has no room beside the ring).
+  std::vector<int> aux_staged_offset;
+  // Shared memory the epilogue needs per consumer warpgroup: a staging area for the taps
+  // used one step at a time (column taps park 4 warps x UnitN partials, tile reductions 4
+  // floats, the arrival verdict a word), then every tap's staged unit partial
+  // (staged_floats) side by side, then the staged column vectors.
   std::uint32_t scratch_bytes = 0;
 };
 

@@ -17,13 +17,10 @@ namespace {
 using fusion::FusionProgram;
 using fusion::Major;
 
-// Mirrors kernels/gemm_sm90_config.cuh (GemmSm90Layout); the generated source
-// static_asserts that both sides agree, so a drift fails the compile, not the launch.
-constexpr int kSwizzleBytes = 128;            // one K row per stage; TMA's and wgmma's 128B swizzle
-constexpr int kAtomBytes = 1024;              // alignment slack the kernel aligns its base up by
-constexpr int kBarrierBytes = 8;              // a full and an empty mbarrier per stage
-constexpr int kScratchAlignBytes = 16;        // each consumer's epilogue scratch
-constexpr int kMaxDynamicBytes = 227 * 1024;  // Hopper's per-block opt-in limit
+// Mirrors kernels/gemm_sm90_config.cuh (GemmSm90Layout) with recipe::kernel_shared_bytes;
+// the generated source static_asserts that both sides agree, so a drift fails the compile,
+// not the launch.
+constexpr int kSwizzleBytes = 128;  // one K row per stage; TMA's and wgmma's 128B swizzle
 // A producer warpgroup and two consumer warpgroups (kernels/gemm_sm90.cuh).
 constexpr int kThreads = 128 * (1 + recipe::KernelConfig::kConsumers);
 
@@ -225,24 +222,15 @@ class SourceBuilder {
     staged_outputs_ = static_cast<int>(staged.size());
   }
 
-  // The layout of kernels/gemm_sm90_config.cuh: the ring, each consumer's staging of its
-  // TMA-stored outputs, each consumer's epilogue scratch, a full and an empty barrier per
-  // stage, the consumers' two turn barriers, and the slack to align the base to an atom.
+  // The layout of kernels/gemm_sm90_config.cuh (recipe::kernel_shared_bytes).
   Status plan_shared_memory() {
-    const std::int64_t stages = recipe_.config.stages;
-    const std::int64_t ring = stage_bytes_ * stages;
-    const std::int64_t staging = recipe::store_staging_bytes(p_, recipe_.config);
-    scratch_stride_ = (std::int64_t{epilogue_.scratch_bytes} + kScratchAlignBytes - 1) /
-                      kScratchAlignBytes * kScratchAlignBytes;
-    const std::int64_t barriers =
-        ring + recipe::KernelConfig::kConsumers * (staging + scratch_stride_);
     const std::int64_t total =
-        barriers + 2 * kBarrierBytes * stages + 2 * kBarrierBytes + kAtomBytes;
-    FG_CHECK(total <= kMaxDynamicBytes, ErrorCode::kInternal,
+        recipe::kernel_shared_bytes(p_, recipe_.config, epilogue_.scratch_bytes);
+    FG_CHECK(total <= recipe::kMaxSharedBytes, ErrorCode::kInternal,
              fmt::format("kernel_shared_memory: graph '{}': {} bytes ({} stages of {}, epilogue "
                          "scratch {} per consumer); legal: at most {}",
-                         p_.graph_name, total, stages, stage_bytes_, epilogue_.scratch_bytes,
-                         kMaxDynamicBytes));
+                         p_.graph_name, total, recipe_.config.stages, stage_bytes_,
+                         epilogue_.scratch_bytes, recipe::kMaxSharedBytes));
     out_.shared_bytes = static_cast<std::uint32_t>(total);
     return Status::ok();
   }
@@ -380,7 +368,6 @@ class SourceBuilder {
   const KernelSourceOptions& options_;
   std::vector<OperandFacts> operands_;
   std::int64_t stage_bytes_ = 0;
-  std::int64_t scratch_stride_ = 0;
   int staged_outputs_ = 0;
   KernelSource out_;
 };

@@ -12,6 +12,7 @@
 #include "kernels/epilogue_contract.cuh"  // TileCoord
 #include "kernels/fragment_slots.cuh"     // FragmentSlots
 #include "kernels/kernel_args.h"          // KernelArgs, BufferArg
+#include "kernels/ptx/barrier.cuh"        // bar_sync
 
 namespace fusedgemm::kernels {
 
@@ -19,6 +20,39 @@ template <Elem E>
 inline constexpr int kElemBytes = E == Elem::kF32 || E == Elem::kS32    ? 4
                                   : E == Elem::kF16 || E == Elem::kBF16 ? 2
                                                                         : 1;
+
+// One element's code at q: through the read-only path (global memory the kernel never
+// writes), plainly (shared memory), or stored.
+template <Elem E>
+__device__ __forceinline__ unsigned ldg_code(const void* q) {
+  if constexpr (kElemBytes<E> == 4) {
+    return __ldg(static_cast<const unsigned*>(q));
+  } else if constexpr (kElemBytes<E> == 2) {
+    return __ldg(static_cast<const unsigned short*>(q));
+  } else {
+    return __ldg(static_cast<const unsigned char*>(q));
+  }
+}
+template <Elem E>
+__device__ __forceinline__ unsigned load_code(const void* q) {
+  if constexpr (kElemBytes<E> == 4) {
+    return *static_cast<const unsigned*>(q);
+  } else if constexpr (kElemBytes<E> == 2) {
+    return *static_cast<const unsigned short*>(q);
+  } else {
+    return *static_cast<const unsigned char*>(q);
+  }
+}
+template <Elem E>
+__device__ __forceinline__ void store_code(void* q, unsigned code) {
+  if constexpr (kElemBytes<E> == 4) {
+    *static_cast<unsigned*>(q) = code;
+  } else if constexpr (kElemBytes<E> == 2) {
+    *static_cast<unsigned short*>(q) = static_cast<unsigned short>(code);
+  } else {
+    *static_cast<unsigned char*>(q) = static_cast<unsigned char>(code);
+  }
+}
 
 // This thread's place in its unit: rows per row slot, the first column, the bounds.
 template <int TileM, int TileN>
@@ -110,16 +144,48 @@ struct AuxRows {
   }
 
  private:
-  __device__ static float load(const char* q) {
-    if constexpr (kElemBytes<E> == 4) {
-      return decode<E>(__ldg(reinterpret_cast<const unsigned*>(q)));
-    } else if constexpr (kElemBytes<E> == 2) {
-      return decode<E>(__ldg(reinterpret_cast<const unsigned short*>(q)));
-    } else {
-      return decode<E>(__ldg(reinterpret_cast<const unsigned char*>(q)));
+  __device__ static float load(const char* q) { return decode<E>(ldg_code<E>(q)); }
+};
+
+// A column vector (a bias over N) staged in the consumer's epilogue scratch once per unit:
+// its TileN values, raw, zero past the problem's last column. Each element then reads its
+// value with one shared-memory load at a constant offset from the thread's first column —
+// from global memory every value cost a 64-bit address, a bounds check and a load through
+// L1 (the bias + GELU kernel at 128x256: 130 LDG in its SASS, 6 once staged; 3.4% faster at
+// 4096^3, docs/PERF.md run 34). The codegen stages one only where the kernel's shared memory
+// has room (codegen/epilogue_plan.h, aux_staged_offset). A unit's staged vectors are written
+// between two stage_columns_barrier calls: the first keeps the previous unit's readers ahead
+// of the writes, the second the writes ahead of this unit's readers.
+template <Elem E, int TileM, int TileN>
+struct StagedColumns {
+  static_assert(E != Elem::kE2M1, "StagedColumns: fp4 aux are not loaded; the gate declines them");
+  using Slots = FragmentSlots<TileM, TileN>;
+  const unsigned char* first;  // the thread's first column
+
+  __device__ StagedColumns(const BufferArg& a, const KernelArgs& args, const TileCoord& unit,
+                           unsigned char* smem, int thread)
+      : first(smem + Slots::col_of(0, thread) * kElemBytes<E>) {
+    const char* base = static_cast<const char*>(a.data) +
+                       (unit.batch * a.stride[0] + unit.n0 * a.stride[2]) * kElemBytes<E>;
+    const long long cols_left = args.n - unit.n0;
+    for (int c = thread; c < TileN; c += 128) {
+      const unsigned code =
+          c < cols_left ? ldg_code<E>(base + c * a.stride[2] * kElemBytes<E>) : 0u;
+      store_code<E>(smem + c * kElemBytes<E>, code);
     }
   }
+  __device__ static constexpr int twin(int i0, int k) {
+    return AuxRows<E, AuxCover::kColumn, TileM, TileN>::twin(i0, k);
+  }
+  // The value at column offset c of every row (0 past the problem's edge).
+  __device__ float at(const UnitPosition<TileM, TileN>&, int, int c) const {
+    return decode<E>(load_code<E>(first + c * kElemBytes<E>));
+  }
 };
+
+__device__ __forceinline__ void stage_columns_barrier() {
+  ptx::bar_sync(epilogue_barrier_id(), 128);
+}
 
 // A dense output. A thread's values at column offsets c and c + 1 (c even) are neighbours
 // of one row: they go out as one store of twice the width where the call's layout puts
@@ -132,16 +198,6 @@ struct OutputRows {
 
   __device__ OutputRows(const BufferArg& a, const UnitPosition<TileM, TileN>& pos, long long batch)
       : p(a, pos, batch), pairs(pairs_fill_words<E>(a)) {}
-
-  __device__ static void store_code(char* q, unsigned code) {
-    if constexpr (kElemBytes<E> == 4) {
-      *reinterpret_cast<unsigned*>(q) = code;
-    } else if constexpr (kElemBytes<E> == 2) {
-      *reinterpret_cast<unsigned short*>(q) = static_cast<unsigned short>(code);
-    } else {
-      *reinterpret_cast<unsigned char*>(q) = static_cast<unsigned char>(code);
-    }
-  }
 
   // v0 at (r, c), v1 at (r, c + 1), c even, each where inside (in1 implies in0). (Three
   // predicated stores instead of the branch save 17% of the plain kernel's instructions but
@@ -162,8 +218,8 @@ struct OutputRows {
       }
       return;
     }
-    if (in0) store_code(q, encode<E>(v0));
-    if (in1) store_code(q + p.column_bytes, encode<E>(v1));
+    if (in0) store_code<E>(q, encode<E>(v0));
+    if (in1) store_code<E>(q + p.column_bytes, encode<E>(v1));
   }
 };
 

@@ -29,11 +29,11 @@ constexpr int kMinStages = 2;  // one stage loading while one is read
 constexpr int kMaxStages = 8;  // past ~4 K steps of look-ahead the loads are hidden anyway
 // K bytes per stage: one 128-byte swizzled row.
 constexpr int kTileKBytes = 128;
-// Hopper's per-block dynamic shared-memory limit (227 KB), less the kernel's 1 KB
-// alignment slack, the consumers' two 8-byte turn barriers and two 8-byte barriers per stage.
-constexpr std::int64_t kMaxDynamicBytes = 227 * 1024;
+// The kernel's shared memory beside the ring and the epilogue (kernel_shared_bytes): 1 KB
+// of alignment slack, the consumers' two 8-byte turn barriers, two 8-byte barriers per stage.
 constexpr std::int64_t kSlackBytes = 1024 + 16;
 constexpr std::int64_t kBarrierBytesPerStage = 16;
+constexpr std::int64_t kScratchAlignBytes = 16;
 constexpr int kThreadsPerConsumer = 128;
 // The wgmma N the kernel's wrapper covers (kernels/ptx/wgmma.cuh).
 constexpr int kUnitWidths[] = {64, 128, 192, 256};
@@ -170,7 +170,7 @@ int tile_k_of(const fusion::FusionProgram& program) {
 
 int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
   const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, c));
-  const std::int64_t room = kMaxDynamicBytes - kSlackBytes -
+  const std::int64_t room = kMaxSharedBytes - kSlackBytes -
                             KernelConfig::kConsumers * (store_staging_bytes(program, c) +
                                                         epilogue_scratch_bound(program, c));
   return static_cast<int>(
@@ -314,6 +314,14 @@ std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfi
     bytes += bytes_of(program.buffers[op.buffer].data_type, std::int64_t{rows} * config.tile_k);
   }
   return bytes;
+}
+
+std::int64_t kernel_shared_bytes(const fusion::FusionProgram& program, const KernelConfig& config,
+                                 std::int64_t scratch_bytes) {
+  const std::int64_t scratch =
+      (scratch_bytes + kScratchAlignBytes - 1) / kScratchAlignBytes * kScratchAlignBytes;
+  return (stage_bytes(program, config) + kBarrierBytesPerStage) * config.stages +
+         KernelConfig::kConsumers * (store_staging_bytes(program, config) + scratch) + kSlackBytes;
 }
 
 std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,

@@ -60,11 +60,23 @@ struct KernelConfig {
 // rows) of tile_k elements.
 std::int64_t stage_bytes(const fusion::FusionProgram& program, const KernelConfig& config);
 
-// The most shared memory the generated epilogue asks per consumer warpgroup for a unit of
+// The most shared memory the generated epilogue needs per consumer warpgroup for a unit of
 // the config (its taps' staging, codegen/epilogue_plan.h): the ring's stages are counted
-// after it.
+// after it. Column vectors are staged beside it only where the stages leave room.
 std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
                                     const KernelConfig& config);
+
+// Hopper's per-block opt-in limit on dynamic shared memory (227 KB).
+inline constexpr std::int64_t kMaxSharedBytes = 227 * 1024;
+
+// The dynamic shared memory of the kernel for `config` with `scratch_bytes` of epilogue
+// scratch per consumer warpgroup (kernels/gemm_sm90_config.cuh): the ring, each consumer's
+// staging of its TMA-stored outputs and its scratch (16-byte aligned), a full and an empty
+// barrier per stage, the consumers' two turn barriers and the 1 KB the kernel aligns its
+// base up by. The kernel source sizes its launch with it; the epilogue planner asks it
+// whether a column vector's staging fits.
+std::int64_t kernel_shared_bytes(const fusion::FusionProgram& program, const KernelConfig& config,
+                                 std::int64_t scratch_bytes);
 
 // The dense outputs (indices into program.outputs) the epilogue stages for TMA stores:
 // 16- and 32-bit N-major ones, at most kernels::kMaxTmaStores. Whether a call's layout lets

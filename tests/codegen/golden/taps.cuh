@@ -11,7 +11,8 @@
 
 // Shared memory (bytes) the mainloop passes each consumer warpgroup as smem_scratch, 16-byte aligned.
 // Taps stage their unit partials here (and column taps 4 warps x UnitN floats); sized for units up to 64x128.
-constexpr int kEpilogueScratchBytes = 3600;
+// Aux 'bias' is staged at byte 3600, 128 columns.
+constexpr int kEpilogueScratchBytes = 3856;
 
 // Outputs staged for TMA stores: 'Y'. The body is instantiated for both paths; a call whose layout TMA cannot write (KernelArgs::tma_stores) stores every output directly.
 template <int TileM, int TileN, bool kStaged>
@@ -26,7 +27,11 @@ __device__ __forceinline__ void fusedgemm_epilogue_body(
   const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup
   // this thread's rows and first column in the unit, and their bounds
   const fk::UnitPosition<TileM, TileN> pos(args, tile, thread);
-  const fk::AuxRows<fk::Elem::kBF16, fk::AuxCover::kColumn, TileM, TileN> aux0(args.buffers[2], pos, tile.batch);  // 'bias'
+  static_assert(TileN <= 128, "fusedgemm_epilogue: kEpilogueScratchBytes holds column vectors of units up to 128 wide; regenerate for the wider unit");
+  // column vectors staged in the scratch once per unit (after the last unit's reads)
+  fk::stage_columns_barrier();
+  const fk::StagedColumns<fk::Elem::kBF16, TileM, TileN> aux0(args.buffers[2], args, tile, reinterpret_cast<unsigned char*>(smem_scratch) + 3600, thread);  // 'bias'
+  fk::stage_columns_barrier();  // before any thread reads them
   const fk::OutputRows<fk::Elem::kBF16, TileM, TileN> out0(args.buffers[3], pos, tile.batch);  // 'Y'
   const fk::StagedOutput<fk::Elem::kBF16, TileM, TileN, 2, 0> out0_staged(args, 0, smem_staging + 0 * decltype(out0_staged)::kOutputBytes, smem_borrowed, tile, thread);
   float out0_even = 0.0f;
