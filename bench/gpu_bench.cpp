@@ -13,11 +13,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fusedgemm/graph_json.h"
@@ -145,9 +147,23 @@ void host_cost(const std::shared_ptr<Device>& device) {
       "ratio of pairs |\n|---|---|---|---|---|\n");
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // The example graphs: under $FUSEDGEMM_SOURCE_ROOT where the binary was carried to another
+  // machine's checkout (scripts/gpu_env.sh sets it), else the tree it was built from.
+  const char* root = std::getenv("FUSEDGEMM_SOURCE_ROOT");
+  const std::filesystem::path dir = root != nullptr && *root != '\0'
+                                        ? std::filesystem::path(root) / "examples"
+                                        : std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR);
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(FUSEDGEMM_EXAMPLES_DIR)) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->path().extension() == ".json") files.push_back(it->path());
+  }
+  if (error) {
+    std::printf("host cost: cannot list the example graphs in %s: %s\n", dir.c_str(),
+                error.message().c_str());
+    CHECK_CUDA(cudaStreamDestroy(stream));
+    return;
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
