@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -147,12 +146,7 @@ void host_cost(const std::shared_ptr<Device>& device) {
       "ratio of pairs |\n|---|---|---|---|---|\n");
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  // The example graphs: under $FUSEDGEMM_SOURCE_ROOT where the binary was carried to another
-  // machine's checkout (scripts/gpu_env.sh sets it), else the tree it was built from.
-  const char* root = std::getenv("FUSEDGEMM_SOURCE_ROOT");
-  const std::filesystem::path dir = root != nullptr && *root != '\0'
-                                        ? std::filesystem::path(root) / "examples"
-                                        : std::filesystem::path(FUSEDGEMM_EXAMPLES_DIR);
+  const std::filesystem::path dir = FUSEDGEMM_EXAMPLES_DIR;
   std::vector<std::filesystem::path> files;
   std::error_code error;
   for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
