@@ -132,13 +132,14 @@ class Plan {
   // Why the fused engine refused the graph, when engine() is kFallback.
   const std::optional<Decline>& declined() const;
   // The workspace a call wants: taps keep their CTAs' partials and arrival counters there,
-  // so it grows with the call's tiles; and a call whose tiles would leave most of the
-  // device idle (a decode-size M) splits K, its work units adding their partial sums there.
-  // The taps' part is required (the `workspace` rule); the split's is optional — a call
-  // given less than this runs unsplit, slower and as right. 0 without taps where calls fill
-  // the device. Its contents need no initialization and may change between calls. The first
-  // form is for the declared problem; the second for the problem a bound pack implies
-  // (refused when the pack is another plan's).
+  // so it grows with the call's tiles; and a call whose tiles would leave SMs idle (a
+  // decode-size M, or a last wave of tiles under half full) splits K, its work units adding
+  // their partial sums there (up to ~17 MB on 132 SMs). The taps' part is required (the
+  // `workspace` rule); the split's is optional — a call given less than this runs unsplit,
+  // slower and as right. 0 without taps where calls fill whole waves. Its contents need no
+  // initialization and may change between calls. The first form is for the declared
+  // problem; the second for the problem a bound pack implies (refused when the pack is
+  // another plan's).
   std::uint64_t workspace_bytes() const;
   Result<std::uint64_t> workspace_bytes(const BoundPack& pack) const;
   const Device& device() const;

@@ -32,11 +32,12 @@
 // of the cluster. Barriers are initialised before a cluster barrier, and a producer waits
 // for its ring to drain before its CTA exits (no arrival may reach an exited CTA).
 //
-// Split K (KernelArgs::split.splits S > 1, chosen per call by the host for problems whose
-// tiles would leave most SMs idle; kernels of at most kMaxSplitKAccumulators): each tile is S work
-// units over disjoint K steps; the producer loads only a unit's steps, and a consumer's unit stores
-// its sums to the workspace where the last of the S adds them and runs the epilogue
-// (kernels/split_k.cuh).
+// Split K (KernelArgs::split.splits S > 1, chosen per call by the host where the call's
+// tiles would leave SMs idle: every tile of a call that fills a fraction of the device, or
+// the tiles of a last, partial wave; kernels whose consumers' units are one 64-row group or
+// hold at most kMaxSplitKAccumulators): each such tile is S work units over disjoint K steps;
+// the producer loads only a unit's steps, and a consumer's unit stores its sums to the
+// workspace where the last of the S adds them and runs the epilogue (kernels/split_k.cuh).
 //
 // Partial tiles: TMA fills out-of-bounds elements of a box with zeros (so K needs no
 // multiple of kTileK, and a tile past the edge computes zeros); the epilogue skips rows
@@ -133,8 +134,11 @@ struct GemmSm90 {
 
   using Frag = Fragment<kUnitM, kUnitN>;
   using Accumulators = float[kGemms][Frag::kCount];
-  // Whether a call may split K on this kernel (the host's recipe::k_splits agrees).
-  static constexpr bool kSplitK = kGemms * Frag::kCount <= kMaxSplitKAccumulators;
+  // Epilogue units per CTA tile: the split tiles' partials are laid out by them.
+  static constexpr int kUnitsPerTile = Layout::kPingPong ? 1 : kConsumers;
+  // Whether a call may split K on this kernel (the host's recipe::k_split agrees).
+  static constexpr bool kSplitK =
+      kUnitM == kMmaM || kGemms * Frag::kCount <= kMaxSplitKAccumulators;
 
   static_assert(kGemms >= 1, "a kernel computes at least one GEMM");
   static_assert(kGemms * Frag::kCount <= kMaxAccumulators,
@@ -205,7 +209,8 @@ struct GemmSm90 {
     int rank;
     int k_steps;
     __device__ explicit Work(const KernelArgs& args)
-        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits),
+        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits,
+                args.split.first),
           first(kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x),
           step(kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x),
           rank(kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0),
@@ -383,6 +388,13 @@ struct GemmSm90 {
     held = -1;
   }
 
+  // The index of consumer `consumer`'s unit of work unit `t` among the split tiles' units
+  // (kernels/split_k.cuh).
+  __device__ static long long split_unit(const Work& work, long long t, int consumer) {
+    const long long tile = work.tiles.cluster_tile(t) - work.tiles.split_from;
+    return (tile * kClusterCtas + work.rank) * kUnitsPerTile + (Layout::kPingPong ? 0 : consumer);
+  }
+
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
                                   unsigned staging, const Work& work, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
@@ -450,8 +462,9 @@ struct GemmSm90 {
       }
       if (unit.m0 < args.m && unit.n0 < args.n) {
         if constexpr (kSplitK) {
-          if (work.tiles.splits == 1 || SplitK<kGemms, kUnitM, kUnitN>::reduce(
-                                            args, unit, work.tiles.split_of(t), acc, thread)) {
+          if (!work.tiles.split(t) ||
+              SplitK<kGemms, kUnitM, kUnitN>::reduce(args, split_unit(work, t, consumer), unit,
+                                                     work.tiles.split_of(t), acc, thread)) {
             Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
           }
         } else {

@@ -61,17 +61,20 @@ struct TapWorkspace {
 };
 
 // Split K's share of the workspace (kernels/split_k.cuh, laid out by recipe/workspace.h):
-// with `splits` > 1 every epilogue unit has one 64-bit arrival counter at `counters` and
+// with `splits` > 1 the cluster tiles from `first` on split K (kernels/tile_scheduler.cuh),
+// and every epilogue unit of those tiles has one 64-bit arrival counter at `counters` and
 // `splits` partial slots at `partials` (bytes from KernelArgs::workspace). 1: no split.
-// Split K runs only in kernels whose consumer threads hold at most this many accumulators
-// (all GEMMs): adding the splits' partials beside 128 of them leaves ptxas no registers and
-// it spills. Decode-size calls, the ones that split, take 64-row tiles of 32 to 64.
+// Split K runs in kernels whose consumer's unit is one 64-row wgmma group, or whose
+// consumer threads hold at most this many accumulators (all GEMMs): beside 128 of them in
+// two row groups (256x128, ping-pong 128x128) adding the partials leaves ptxas no registers
+// and it spills (tests/codegen/kernel_source_test.cpp, KernelSourceTiles).
 inline constexpr int kMaxSplitKAccumulators = 64;
 
 struct SplitWorkspace {
   long long counters;
   long long partials;
   long long splits;
+  long long first;
 };
 
 struct KernelArgs {

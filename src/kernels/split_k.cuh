@@ -3,11 +3,15 @@
 // accumulators in its own slot of the workspace and arrives on the unit's counter
 // (kernels/epoch_counter.cuh); the last to arrive adds every slot, its own too, in split
 // order — so the sum is the same whichever split finishes last — and then runs the epilogue
-// alone. No unit waits for another. Device code; no host headers (NVRTC).
+// alone. No unit waits for another. Of two splits the last adds the other's slot to its own
+// accumulators: s0 + s1 and s1 + s0 are the same float, and it reads half the bytes.
+// Device code; no host headers (NVRTC).
 //
-// Workspace (KernelArgs::split, laid out by the host's recipe/workspace.h):
-//   counters: one 64-bit word per epilogue unit of the call, unit (b, i, j) at
-//             (b * ceil(M / UnitM) + i) * ceil(N / UnitN) + j
+// Workspace (KernelArgs::split, laid out by the host's recipe/workspace.h), per epilogue
+// unit of the split tiles — unit (v, r, c) of the v-th split cluster tile (the scheduler's
+// tile split_from + v), CTA rank r, consumer c (0 where a consumer takes whole tiles) at
+// index (v * ClusterCtas + r) * UnitsPerTile + c:
+//   counters: one 64-bit word per unit
 //   partials: per unit, `splits` slots of Gemms x UnitM x UnitN floats; in a slot thread t
 //             keeps its accumulators i .. i + 3 (two rows, two columns of the wgmma fragment)
 //             as the float4 at (g * kCount / 4 + i / 4) * 128 + t, so a warp's stores and
@@ -75,12 +79,10 @@ struct SplitK {
   }
 
   // Stores this split's accumulators, arrives, and, for the unit's last split, leaves the
-  // sum over every split in `acc`: true then (run the epilogue), false for the others.
-  __device__ static bool reduce(const KernelArgs& args, const TileCoord& unit, int split,
-                                float (&acc)[Gemms][Frag::kCount], int thread) {
-    const long long units_m = (args.m + UnitM - 1) / UnitM;
-    const long long units_n = (args.n + UnitN - 1) / UnitN;
-    const long long id = (unit.batch * units_m + unit.m0 / UnitM) * units_n + unit.n0 / UnitN;
+  // sum over every split in `acc`: true then (run the epilogue), false for the others. `id`
+  // is the unit's index among the split tiles' units (the header's), `unit` where it starts.
+  __device__ static bool reduce(const KernelArgs& args, long long id, const TileCoord& unit,
+                                int split, float (&acc)[Gemms][Frag::kCount], int thread) {
     // Only live quads are stored and read: a decode-size M moves a quarter of a 64-row unit.
     const long long rows_left = args.m - unit.m0 - ((thread / 32) * 16 + (thread % 32) / 4);
     float4* own = slot(args, id, split) + thread;
@@ -106,6 +108,10 @@ struct SplitK {
       __threadfence();
     }
     if (!ptx::bar_sync_or(epilogue_barrier_id(), kSplitThreads, last)) return false;
+    if (args.split.splits == 2) {
+      fold<false>(slot(args, id, 1 - split) + thread, acc, rows_left);
+      return true;
+    }
     // Every slot, this split's too, in split order: the same sum whichever split is last.
     const float4* from = slot(args, id, 0) + thread;
     const float4* const end = from + args.split.splits * kSlotQuads;

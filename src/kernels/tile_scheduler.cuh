@@ -22,11 +22,15 @@
 // lies past the problem's edge (an odd count of M tiles under a 2-CTA cluster) is still run:
 // its CTA takes part in the cluster's shared loads, and its epilogue writes nothing.
 //
-// Split K: with `splits` S > 1 a cluster tile is S work units, each over its share of the K
-// steps (split s: steps [s * steps / S, (s + 1) * steps / S)); unit u is split u % S of
-// cluster tile u / S, so the S units of a tile run side by side on S clusters. Their
-// partial sums meet in the workspace (kernels/split_k.cuh). The host chooses S so that
-// every split has K steps (recipe::k_splits).
+// Split K: with `splits` S > 1 the cluster tiles from `split_from` on are S work units each,
+// each over its share of the K steps (split s: steps [s * steps / S, (s + 1) * steps / S));
+// the tiles before it are one unit each, over every step. Unit u < split_from is tile u;
+// unit split_from + v is split v % S of tile split_from + v / S, so the S units of a tile
+// run side by side on S clusters. split_from 0 splits every tile (a call whose tiles fill
+// a fraction of the device); split_from a multiple of the clusters splits only the last,
+// partial wave's tiles (the tail), which then takes 1 / S of a tile's time. Their partial
+// sums meet in the workspace (kernels/split_k.cuh). The host chooses S and split_from so
+// that every split has K steps and the split units fit one wave (recipe::k_split).
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -101,33 +105,40 @@ struct TileScheduler {
                 "clusters of 1 or 2 CTAs: change choose_kernel_config");
   static constexpr long long kFastLimit = 1ll << 31;
 
-  long long tiles_m;    // CTA tiles along M
-  long long tiles_n;    // ... along N
-  long long rows;       // cluster tiles along M
-  long long cols;       // ... along N
-  long long per_batch;  // cluster tiles per batch
-  long long splits;     // work units per cluster tile (split K, >= 1)
-  long long total;      // work units of the launch: cluster tiles x splits
-  long long group;      // cluster-tile rows per raster band (>= 1)
+  long long tiles_m;     // CTA tiles along M
+  long long tiles_n;     // ... along N
+  long long rows;        // cluster tiles along M
+  long long cols;        // ... along N
+  long long per_batch;   // cluster tiles per batch
+  long long tiles;       // cluster tiles of the launch
+  long long splits;      // work units per cluster tile from split_from on (split K, >= 1)
+  long long split_from;  // the first cluster tile that splits (tiles where none does)
+  long long total;       // work units of the launch
+  long long group;       // cluster-tile rows per raster band (>= 1)
 
   FG_HOST_DEVICE static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
   FG_HOST_DEVICE TileScheduler(long long batch, long long m, long long n, int tile_m, int tile_n,
-                               long long raster_group, long long k_splits)
+                               long long raster_group, long long k_splits,
+                               long long k_split_from = 0)
       : tiles_m(ceil_div(m, tile_m)),
         tiles_n(ceil_div(n, tile_n)),
         rows(ceil_div(tiles_m, ClusterM)),
         cols(ceil_div(tiles_n, ClusterN)),
         per_batch(rows * cols),
-        splits(k_splits),
-        total(batch * rows * cols * splits),
+        tiles(batch * per_batch),
+        splits(k_splits < 1 ? 1 : k_splits),
+        split_from(k_splits <= 1 || k_split_from > tiles ? tiles
+                   : k_split_from < 0                    ? 0
+                                                         : k_split_from),
+        total(split_from + (tiles - split_from) * splits),
         group(raster_group < 1 ? 1 : raster_group) {}
 
-  // The divisors of the common case, one batch, no split and every unit index below 2^31
-  // (else `fast` 0).
+  // The divisors of the common case, one batch and every tile index below 2^31 (else `fast`
+  // 0). They divide tile indices, so a split launch takes them too.
   FG_HOST_DEVICE ScheduleDivisors divisors() const {
     ScheduleDivisors d;
-    if (splits != 1 || total != per_batch || total >= kFastLimit || group >= kFastLimit) return d;
+    if (tiles != per_batch || tiles >= kFastLimit || group >= kFastLimit) return d;
     const long long band_rows = group < rows ? group : rows;
     d.band_tiles = FastDivisor(static_cast<unsigned>(band_rows * cols));
     d.band_rows = FastDivisor(static_cast<unsigned>(band_rows));
@@ -138,13 +149,14 @@ struct TileScheduler {
 
   // The CTA tile that the CTA of cluster rank `rank` computes for work unit `u`
   // (0 <= u < total), by this schedule's divisors() `d` (the division path where d.fast is
-  // 0 or the launch splits K). Every consumer warp runs this between two of its tiles while
+  // 0). Every consumer warp runs this between two of its tiles while
   // the tensor cores wait: dividing by multiplying took the time between two units from
   // ~740 clocks to ~420 (docs/PERF.md, run 30).
   FG_HOST_DEVICE TileIndex tile(long long u, int rank, const ScheduleDivisors& d) const {
+    const long long t = cluster_tile(u);
     long long batch, row, col;
-    if (d.fast != 0 && splits == 1) {
-      const unsigned in_batch = static_cast<unsigned>(u);  // one batch, no split
+    if (d.fast != 0) {
+      const unsigned in_batch = static_cast<unsigned>(t);  // one batch
       const unsigned band = d.band_tiles.quotient(in_batch);
       const unsigned in_band = in_batch - band * d.band_tiles.divisor;
       const unsigned first_row = band * d.band_rows.divisor;
@@ -156,7 +168,6 @@ struct TileScheduler {
       row = first_row + (in_band - c * by_rows.divisor);
       col = c;
     } else {
-      const long long t = splits == 1 ? u : u / splits;
       batch = t < per_batch ? 0 : t / per_batch;
       const long long in_batch = t - batch * per_batch;
       const long long band_tiles = group * cols;
@@ -170,16 +181,25 @@ struct TileScheduler {
     return {batch, row * ClusterM + rank % ClusterM, col * ClusterN + rank / ClusterM};
   }
 
-  // Which split of its tile work unit `u` is (the same for every CTA of its cluster).
-  FG_HOST_DEVICE int split_of(long long u) const { return static_cast<int>(u % splits); }
+  // The cluster tile of work unit `u` (the same for every CTA of its cluster).
+  FG_HOST_DEVICE long long cluster_tile(long long u) const {
+    return u < split_from ? u : split_from + (u - split_from) / splits;
+  }
+
+  // Whether work unit `u` is one split of its tile (its partial sums meet the others').
+  FG_HOST_DEVICE bool split(long long u) const { return u >= split_from; }
+
+  // Which split of its tile work unit `u` is (0 for a tile that does not split).
+  FG_HOST_DEVICE int split_of(long long u) const {
+    return u < split_from ? 0 : static_cast<int>((u - split_from) % splits);
+  }
 
   // The K steps of work unit `u` out of the problem's `steps`; none past the last unit.
   FG_HOST_DEVICE KSteps k_steps(long long u, int steps) const {
     if (u >= total) return {0, 0};
-    if (splits == 1) return {0, steps};
-    const long long split = split_of(u);
-    return {static_cast<int>(split * steps / splits),
-            static_cast<int>((split + 1) * steps / splits)};
+    if (u < split_from) return {0, steps};
+    const long long s = split_of(u);
+    return {static_cast<int>(s * steps / splits), static_cast<int>((s + 1) * steps / splits)};
   }
 };
 

@@ -99,6 +99,18 @@ constexpr double kClusterDiscount = 0.95;
 // ways (the last split reads every split's partials: S slots of fp32 per element).
 constexpr int kMinSplitKSteps = 4;
 constexpr int kMaxKSplits = 8;
+// The whole waves a call runs before its last wave may split: 128 x 11008 x 4096 on ping-pong
+// 64x128 tiles, one wave and 20 tiles split 3 ways, measured 8% slower (41.1 us at locked
+// clocks, H100) than one wave of 128x128 tiles on 86 SMs (38.1 us), where a model of the
+// tensor cores and shared memory alone saw it 11% faster: B's 90 MB from DRAM is the time
+// there. At 4096 x 11008 x 4096 (10 waves and 28 tiles of 128x256 split 2 ways) the split
+// was 2.4-4.7% faster (docs/PERF.md run 35).
+constexpr std::int64_t kMinWavesBeforeSplit = 2;
+// The L2 bytes per clock one SM's split units store and read their partials at, every SM of
+// the last wave at once: H100/H200 L2 serves ~5.5 TB/s, about 24 bytes per clock per SM at
+// 1.75 GHz; rounded up for the partials that stay in the SM's near L2 partition. An
+// estimate, not fitted.
+constexpr double kSplitBytesPerClock = 32.0;
 struct TileShape {
   int tile_m;
   int tile_n;
@@ -254,8 +266,42 @@ double epilogue_clocks(const fusion::FusionProgram& program, const KernelConfig&
          (program.taps.empty() ? 0.0 : kTapArrivalClocks);
 }
 
+// Clocks of one unsplit tile's K steps at K = `k`.
+double tile_steps_clocks(const fusion::FusionProgram& program, const KernelConfig& c,
+                         std::int64_t k) {
+  const double k16 =
+      static_cast<double>(ceil_div(std::max<std::int64_t>(1, k), c.tile_k)) * (kTileKBytes / 32.0);
+  const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
+  return k16 * step_clocks(program, c) * discount;
+}
+
+// Clocks a tile split `splits` ways adds: every split stores its partials (a CTA tile of
+// fp32 per GEMM) once, and the last reads the other's, or all of them.
+double split_partials_clocks(const fusion::FusionProgram& program, const KernelConfig& c,
+                             int splits) {
+  const double reads = splits == 2 ? 1.0 : splits;
+  return 4.0 * gemm_count(program) * c.tile_m * c.tile_n * (1.0 + reads) / kSplitBytesPerClock;
+}
+
+// The model's clocks for the last wave of tiles at K = `k`, each split `splits` ways (1:
+// unsplit): a split unit's share of the steps, the tile's epilogue, and the partials' round
+// trip. A ping-pong tile's epilogue overlaps the other consumer's mainloop, except the last.
+double last_wave_clocks(const fusion::FusionProgram& program, const KernelConfig& c, std::int64_t k,
+                        int splits) {
+  const double steps = tile_steps_clocks(program, c, k) / splits;
+  const double epilogue = epilogue_clocks(program, c);
+  const double partials = splits > 1 ? split_partials_clocks(program, c, splits) : 0.0;
+  if (c.split == ConsumerSplit::kPingPong) {
+    return std::max(steps + kPingPongSwitchShare * kTileSwitchClocks, epilogue) + partials +
+           epilogue;
+  }
+  return steps + kTileSwitchClocks + epilogue + partials;
+}
+
 // The model's time for the declared problem: waves of cluster tiles over the resident
-// clusters, each tile its K steps at step_clocks plus its epilogue.
+// clusters, each tile its K steps at step_clocks plus its epilogue; the last wave's tiles
+// split K where k_split splits them. A call of one wave, whose every tile may split, is
+// costed unsplit: the picks at decode-size M were measured so (docs/PERF.md runs 17-18).
 double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const auto& p = program.problem;
   const std::int64_t tiles_m = ceil_div(std::max<std::int64_t>(1, p.m), c.tile_m);
@@ -268,20 +314,20 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
       c.sm_count > 0
           ? static_cast<double>(ceil_div(cluster_tiles, std::max(1, c.sm_count / c.cluster_ctas())))
           : static_cast<double>(cluster_tiles * c.cluster_ctas());
-  const double k16 = static_cast<double>(ceil_div(std::max<std::int64_t>(1, p.k), c.tile_k)) *
-                     (kTileKBytes / 32.0);
   const double epilogue = epilogue_clocks(program, c);
-  const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
-  const double steps = k16 * step_clocks(program, c) * discount;
+  const double steps = tile_steps_clocks(program, c, p.k);
+  const KSplit split = k_split(program, c, p);
+  const int last_splits = split.first > 0 ? split.splits : 1;
   if (c.split == ConsumerSplit::kPingPong) {
-    // A tile's epilogue, and the drain and first loads of its switch, overlap the other
-    // consumer's mainloop; the last epilogue does not. Where a CTA runs one unit there is no
-    // other consumer to overlap: one warpgroup issues every MMA alone.
+    // Where a CTA runs one unit there is no other consumer to overlap: one warpgroup issues
+    // every MMA alone.
     if (waves <= 1) return steps * kLoneConsumerFactor + kTileSwitchClocks + epilogue;
     const double mainloop = steps + kPingPongSwitchShare * kTileSwitchClocks;
-    return waves * std::max(mainloop, epilogue) + epilogue;
+    return (waves - 1) * std::max(mainloop, epilogue) +
+           last_wave_clocks(program, c, p.k, last_splits);
   }
-  return waves * (steps + kTileSwitchClocks + epilogue);
+  return (waves - 1) * (steps + kTileSwitchClocks + epilogue) +
+         last_wave_clocks(program, c, p.k, last_splits);
 }
 
 // A 2-CTA cluster where the tiles come in pairs: along M (B shared) when there are M tiles
@@ -576,32 +622,51 @@ kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
   return kernels::TileScheduler<1, 1>(1, p.m, p.n, c.tile_m, c.tile_n, raster_group, 1).divisors();
 }
 
-int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
-             const fusion::ProblemShape& problem) {
-  if (config.sm_count <= 0 || problem.m <= 0 || problem.n <= 0 || problem.batch <= 0) return 1;
-  if (split_slot_floats(program, config) / kThreadsPerConsumer > kernels::kMaxSplitKAccumulators) {
-    return 1;  // accumulators per consumer thread past the kernels' split path
+KSplit k_split(const fusion::FusionProgram& program, const KernelConfig& config,
+               const fusion::ProblemShape& problem) {
+  if (config.sm_count <= 0 || problem.m <= 0 || problem.n <= 0 || problem.batch <= 0) return {};
+  if (config.unit_m() > 64 &&
+      split_slot_floats(program, config) / kThreadsPerConsumer > kernels::kMaxSplitKAccumulators) {
+    return {};  // a unit of two row groups with more accumulators than the split path fits
   }
   const std::int64_t k_steps = ceil_div(std::max<std::int64_t>(0, problem.k), config.tile_k);
   const std::int64_t rows = ceil_div(ceil_div(problem.m, config.tile_m), config.cluster_m);
   const std::int64_t cols = ceil_div(ceil_div(problem.n, config.tile_n), config.cluster_n);
   // A call of absurd extents (refused later by the grid_extent rule) has more tiles than
-  // clusters however its product is rounded: overflow reads as "many".
+  // clusters however its product is rounded: overflow reads as "many", unsplit.
   std::int64_t cluster_tiles = 0;
   if (__builtin_mul_overflow(rows, cols, &cluster_tiles) ||
       __builtin_mul_overflow(cluster_tiles, problem.batch, &cluster_tiles) ||
       cluster_tiles > INT32_MAX) {
-    return 1;
+    return {};
   }
-  // As many units as fill the resident clusters in one wave. Splitting into more waves
+  // The split units fill the last wave's clusters and no more. Splitting into more waves
   // measured slower: 16 x 11008 x 4096 at 43 of 66 clusters ran 0.71-0.73 of cuBLASLt split
-  // 3 ways (two waves) against 0.83 unsplit (docs/PERF.md run 17).
+  // 3 ways (two waves) against 0.83 unsplit (docs/PERF.md run 17). So the partials are at
+  // most one slot per SM and consumer: 64 KB each (128 threads x 128 fp32), 17 MB on 132
+  // SMs.
   const std::int64_t clusters = std::max(1, config.sm_count / config.cluster_ctas());
-  // Units fit one wave, so the partials are at most one slot per SM: 64 KB each (256
-  // consumer threads x kMaxSplitKAccumulators fp32), 8.4 MB on 132 SMs.
-  const std::int64_t splits =
-      std::min({clusters / cluster_tiles, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}});
-  return static_cast<int>(std::max<std::int64_t>(1, splits));
+  const std::int64_t tail = cluster_tiles % clusters;
+  if (tail == 0) return {};
+  const std::int64_t most =
+      std::min({clusters / tail, k_steps / kMinSplitKSteps, std::int64_t{kMaxKSplits}});
+  if (most < 2) return {};
+  // One wave (the tiles fill a fraction of the device): as many splits as fit, measured
+  // (docs/PERF.md runs 17-18). After kMinWavesBeforeSplit whole waves, the split that
+  // shortens the last wave most by the model (last_wave_clocks), if any does.
+  if (cluster_tiles < clusters) return {static_cast<int>(most), 0, cluster_tiles};
+  if (cluster_tiles < kMinWavesBeforeSplit * clusters) return {};
+  int best = 1;
+  double best_clocks = last_wave_clocks(program, config, problem.k, 1);
+  for (int s = 2; s <= most; ++s) {
+    const double clocks = last_wave_clocks(program, config, problem.k, s);
+    if (clocks < best_clocks) {
+      best = s;
+      best_clocks = clocks;
+    }
+  }
+  if (best < 2) return {};
+  return {best, cluster_tiles - tail, tail};
 }
 
 std::int64_t split_slot_floats(const fusion::FusionProgram& program, const KernelConfig& config) {

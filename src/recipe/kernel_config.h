@@ -147,13 +147,20 @@ kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
                                             const fusion::ProblemShape& problem,
                                             std::int64_t raster_group);
 
-// Work units per cluster tile for a call of `problem` (split K, kernels/split_k.cuh): as
-// many as fill the device's clusters in one wave, each at least kMinSplitKSteps K steps, at
-// most kMaxKSplits; 1 — unsplit — where that is fewer than 2 (a call that fills half the
-// device or more), where the config has no multiprocessor count (the host device), or where
-// the kernel's consumers hold more than kernels::kMaxSplitKAccumulators accumulators.
-int k_splits(const fusion::FusionProgram& program, const KernelConfig& config,
-             const fusion::ProblemShape& problem);
+// How a call of `problem` splits K (kernels/tile_scheduler.cuh, kernels/split_k.cuh): the
+// cluster tiles of the last wave — every tile, where they fill less than one wave — split
+// into as many work units as fill that wave's clusters, each at least kMinSplitKSteps K
+// steps, at most kMaxKSplits; unsplit (splits 1) where that is fewer than 2 (a last wave
+// more than half full, a short K), where the config has no multiprocessor count (the host
+// device) or where the kernel has no split path (units of two 64-row groups holding more than
+// kernels::kMaxSplitKAccumulators accumulators).
+struct KSplit {
+  int splits = 1;          // work units per split tile
+  std::int64_t first = 0;  // the first cluster tile that splits (in the schedule's order)
+  std::int64_t tiles = 0;  // cluster tiles that split
+};
+KSplit k_split(const fusion::FusionProgram& program, const KernelConfig& config,
+               const fusion::ProblemShape& problem);
 
 // The floats one epilogue unit's split-K slot holds: every GEMM's unit_m x unit_n
 // accumulators (kernels/split_k.cuh).

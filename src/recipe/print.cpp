@@ -73,9 +73,12 @@ std::string to_string(const Recipe& recipe) {
                      unfused ? "" : " for the declared problem (grows with the call's tiles)");
   if (ws.split.splits > 1) {
     out += fmt::format(
-        "; K split {} ways there, {} bytes of it required (a smaller workspace "
+        "; K split {} ways there in {}, {} bytes of it required (a smaller workspace "
         "runs the call unsplit)",
-        ws.split.splits, ws.required_bytes);
+        ws.split.splits,
+        ws.split.first == 0 ? std::string("every tile")
+                            : fmt::format("the last wave's {} cluster tiles", ws.split.tiles),
+        ws.required_bytes);
   }
   out += "\n";
   return out;

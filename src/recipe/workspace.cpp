@@ -74,20 +74,26 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
   }
   layout.required_bytes = bytes;
   // Split K: only a fused kernel splits (an unfused engine's config has no SM count).
-  const int splits = recipe.engine_workspace_bytes == 0 && recipe.program
-                         ? k_splits(*recipe.program, recipe.config, problem)
-                         : 1;
-  if (splits > 1) {
-    const std::uint64_t units = mul(mul(grid[0], grid[1]), grid[2]);
+  const KSplit split = recipe.engine_workspace_bytes == 0 && recipe.program
+                           ? k_split(*recipe.program, recipe.config, problem)
+                           : KSplit{};
+  if (split.splits > 1) {
+    const auto& c = recipe.config;
+    const int units_per_tile = c.split == ConsumerSplit::kPingPong ? 1 : KernelConfig::kConsumers;
+    const std::uint64_t units = mul(
+        static_cast<std::uint64_t>(split.tiles),
+        static_cast<std::uint64_t>(c.cluster_ctas()) * static_cast<std::uint64_t>(units_per_tile));
     const auto slot_floats =
         static_cast<std::uint64_t>(split_slot_floats(*recipe.program, recipe.config));
-    layout.split.splits = splits;
+    layout.split.splits = split.splits;
+    layout.split.first = split.first;
+    layout.split.tiles = split.tiles;
     layout.split.counters_bytes = bytes;
     bytes = round_up(add(bytes, mul(units, sizeof(std::uint64_t))));
     layout.split.partials_bytes = bytes;
-    bytes =
-        round_up(add(bytes, mul(mul(mul(units, static_cast<std::uint64_t>(splits)), slot_floats),
-                                sizeof(float))));
+    bytes = round_up(
+        add(bytes, mul(mul(mul(units, static_cast<std::uint64_t>(split.splits)), slot_floats),
+                       sizeof(float))));
   }
   layout.bytes = bytes;
   return layout;

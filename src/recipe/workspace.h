@@ -13,8 +13,9 @@
 // A reduction group is the set of units reducing into the same tap elements: along each
 // unit axis (batch, ceil(M / unit_m), ceil(N / unit_n)) where the tap's call extent is 1
 // they are one group, along the others they are apart.
-// Then, where the call splits K (recipe::k_splits, S > 1; kernels/split_k.cuh):
-//   counters: one 64-bit arrival word per epilogue unit of the call
+// Then, where the call splits K (recipe::k_split, S > 1; kernels/split_k.cuh), for the
+// epilogue units of the tiles that split (cluster tiles x CTAs x units per CTA tile):
+//   counters: one 64-bit arrival word per unit
 //   partials: per unit, S slots of gemms x unit_m x unit_n fp32
 // The taps' part is required (the workspace rule refuses a call without it); the split's is
 // optional: a call whose workspace does not hold it runs unsplit. A fused plan without taps
@@ -44,7 +45,9 @@ struct TapWorkspaceLayout {
 };
 
 struct SplitWorkspaceLayout {
-  int splits = 1;                    // work units per tile (1: K is not split)
+  int splits = 1;                    // work units per split tile (1: K is not split)
+  std::int64_t first = 0;            // the first cluster tile that splits
+  std::int64_t tiles = 0;            // cluster tiles that split
   std::uint64_t counters_bytes = 0;  // offset of the units' counters from the workspace base
   std::uint64_t partials_bytes = 0;  // offset of their partial slots
 };

@@ -235,16 +235,18 @@ class Evaluator {
     const Values& av = in(node.inputs[0]);
     const Values& bv = in(node.inputs[1]);
     Values out(static_cast<std::size_t>(count_of(out_dims)), 0.0);
+    // Row by row of B: each element still sums its products in K order from 0, as a dot
+    // product would, but B and the output are read along their rows, not down B's columns
+    // (a cache line per product at thousands of columns).
     for (std::int64_t b = 0; b < out_dims[0]; ++b) {
       const std::int64_t ba = a[0] == 1 ? 0 : b;
       const std::int64_t bb = bd[0] == 1 ? 0 : b;
       for (std::int64_t m = 0; m < out_dims[1]; ++m) {
-        for (std::int64_t n = 0; n < out_dims[2]; ++n) {
-          double acc = 0;
-          for (std::int64_t k = 0; k < a[2]; ++k) {
-            acc += av[dense_index(a, ba, m, k)] * bv[dense_index(bd, bb, k, n)];
-          }
-          out[dense_index(out_dims, b, m, n)] = acc;
+        double* row = out.data() + dense_index(out_dims, b, m, 0);
+        for (std::int64_t k = 0; k < a[2]; ++k) {
+          const double x = av[dense_index(a, ba, m, k)];
+          const double* b_row = bv.data() + dense_index(bd, bb, k, 0);
+          for (std::int64_t n = 0; n < out_dims[2]; ++n) row[n] += x * b_row[n];
         }
       }
     }

@@ -171,9 +171,9 @@ std::shared_ptr<const BoundCall> PlanState::make_bound_call(const BoundPack& pac
     }
   }
   const unsigned resident = kernel ? kernel->resident_ctas() : 0;
-  call->launch = launch_config(recipe.config, call->layout.problem, resident, 1);
-  call->launch_split = launch_config(recipe.config, call->layout.problem, resident,
-                                     call->layout.workspace.split.splits);
+  call->launch = launch_config(recipe.config, call->layout.problem, resident, {});
+  call->launch_split =
+      launch_config(recipe.config, call->layout.problem, resident, call->layout.workspace.split);
   // A runner (the fallback engine) builds its own arguments per step.
   if (!runner) {
     fill_kernel_args(view, call->args);
@@ -293,7 +293,8 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
   }
   // Unsplit as bound: execute splits K where the call's workspace holds the partials.
   args.split = {static_cast<long long>(layout.workspace.split.counters_bytes),
-                static_cast<long long>(layout.workspace.split.partials_bytes), 1};
+                static_cast<long long>(layout.workspace.split.partials_bytes), 1,
+                layout.workspace.split.first};
   for (int i = 0; i < layout.role_count; ++i) {
     const Layout k = recipe::kernel_arg_layout(layout.roles[i].kernel);
     auto& b = args.buffers[i];
@@ -306,7 +307,8 @@ void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) n
 }
 
 LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::ProblemShape& problem,
-                           unsigned resident_ctas, int k_splits) noexcept {
+                           unsigned resident_ctas,
+                           const recipe::SplitWorkspaceLayout& split) noexcept {
   LaunchConfig launch;
   const auto tiles = [](std::int64_t extent, int tile) {
     return extent <= 0 ? 0 : ceil_div(extent, tile);
@@ -316,15 +318,17 @@ LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::Pro
   const std::int64_t cols = ceil_div(tiles(problem.n, config.tile_n), config.cluster_n);
   // Work units of the call. Bound packs are configured before the grid_extent rule refuses
   // a call, so the product saturates rather than wraps.
-  const std::int64_t cluster_tiles = saturating_mul(
-      saturating_mul(saturating_mul(std::max<std::int64_t>(0, problem.batch), rows), cols),
-      std::max(1, k_splits));
+  const std::int64_t cluster_tiles =
+      saturating_mul(saturating_mul(std::max<std::int64_t>(0, problem.batch), rows), cols);
+  // Each split tile is `splits` units (k_split keeps them to one wave: no overflow).
+  const std::int64_t units =
+      split.splits > 1 ? cluster_tiles + split.tiles * (split.splits - 1) : cluster_tiles;
   // Persistent: one CTA per resident slot, never more clusters than work units, at least one
   // cluster (an empty problem launches one that finds no tile).
   // (The host device runs any grid; its launch is sized by the tiles, within CUDA's x limit.)
   constexpr std::int64_t kMaxGridX = 2147483647;
   const std::int64_t resident = resident_ctas > 0 ? resident_ctas / cluster : kMaxGridX / cluster;
-  const std::int64_t clusters = std::max<std::int64_t>(1, std::min(cluster_tiles, resident));
+  const std::int64_t clusters = std::max<std::int64_t>(1, std::min(units, resident));
   launch.grid[0] = static_cast<unsigned>(clusters * cluster);
   launch.cluster[0] = static_cast<unsigned>(cluster);
   launch.block[0] = static_cast<unsigned>(config.threads);

@@ -101,10 +101,12 @@ struct PlanAccess {
 // every axis of extent 1 so broadcast and reduced axes read one element.
 void fill_kernel_args(const recipe::CallView& view, kernels::KernelArgs& args) noexcept;
 
-// The persistent launch of a call: min(the call's work units — cluster tiles x `k_splits` —,
-// the clusters the device keeps resident) clusters of config.cluster_ctas() CTAs in x
-// (`resident_ctas` 0: one cluster per work unit), the config's block and shared memory.
+// The persistent launch of a call: min(the call's work units — cluster tiles, each tile that
+// `split` splits counted as its splits —, the clusters the device keeps resident) clusters
+// of config.cluster_ctas() CTAs in x (`resident_ctas` 0: one cluster per work unit), the
+// config's block and shared memory.
 LaunchConfig launch_config(const recipe::KernelConfig& config, const fusion::ProblemShape& problem,
-                           unsigned resident_ctas, int k_splits) noexcept;
+                           unsigned resident_ctas,
+                           const recipe::SplitWorkspaceLayout& split) noexcept;
 
 }  // namespace fusedgemm::runtime

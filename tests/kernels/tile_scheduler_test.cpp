@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -25,16 +26,18 @@ struct Problem {
 // problem; tiles past its edge (a pair's odd member) must come only from 2-CTA clusters.
 template <int ClusterM, int ClusterN>
 void expect_every_tile_once(const Problem& p, long long clusters, long long group, int splits = 1,
-                            int k_steps = 0) {
+                            int k_steps = 0, long long split_from = 0) {
   SCOPED_TRACE(::testing::Message()
                << "cluster " << ClusterM << "x" << ClusterN << ", batch " << p.batch << " " << p.m
                << "x" << p.n << " tiles " << p.tile_m << "x" << p.tile_n << ", " << clusters
                << " clusters, band " << group << ", " << splits << " splits of " << k_steps
-               << " K steps");
+               << " K steps from cluster tile " << split_from);
   const TileScheduler<ClusterM, ClusterN> tiles(p.batch, p.m, p.n, p.tile_m, p.tile_n, group,
-                                                splits);
-  // Per tile, how often each K step was computed.
+                                                splits, split_from);
+  // Per tile, how often each K step was computed, and how many units it was (last slot).
   std::map<std::tuple<long long, long long, long long>, std::vector<int>> seen;
+  std::map<std::tuple<long long, long long, long long>, int> want_units;
+  long long split_units = 0;
   long long outside = 0;
   for (long long c = 0; c < clusters; ++c) {
     for (long long t = c; t < tiles.total; t += clusters) {
@@ -43,8 +46,16 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
       EXPECT_LE(0, steps.begin);
       EXPECT_LE(steps.begin, steps.end);
       EXPECT_LE(steps.end, k_steps);
-      if (k_steps >= splits) {
-        EXPECT_GE(steps.count(), k_steps / splits);  // no split is left without steps
+      const bool split = tiles.split(t);
+      EXPECT_EQ(split, splits > 1 && tiles.cluster_tile(t) >= split_from);
+      if (split) {
+        ++split_units;
+        if (k_steps >= splits) {
+          EXPECT_GE(steps.count(), k_steps / splits);  // no split is left without steps
+        }
+      } else {
+        EXPECT_EQ(steps.count(), k_steps);
+        EXPECT_EQ(tiles.split_of(t), 0);
       }
       for (int rank = 0; rank < ClusterM * ClusterN; ++rank) {
         const TileIndex tile = tiles.tile(t, rank, tiles.divisors());
@@ -60,6 +71,7 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
           ++outside;
           continue;
         }
+        want_units[{tile.batch, tile.m, tile.n}] = split ? splits : 1;
         auto& counts = seen[{tile.batch, tile.m, tile.n}];
         counts.resize(static_cast<std::size_t>(k_steps) + 1);
         ++counts[static_cast<std::size_t>(k_steps)];  // units of this tile
@@ -75,11 +87,16 @@ void expect_every_tile_once(const Problem& p, long long clusters, long long grou
           << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", " << std::get<2>(tile)
           << "), K step " << k;
     }
-    EXPECT_EQ(counts[static_cast<std::size_t>(k_steps)], splits)
+    EXPECT_EQ(counts[static_cast<std::size_t>(k_steps)], want_units[tile])
         << "tile (" << std::get<0>(tile) << ", " << std::get<1>(tile) << ", " << std::get<2>(tile)
         << ")";
   }
-  EXPECT_EQ(outside + want * splits, tiles.total * ClusterM * ClusterN);
+  const long long whole = splits > 1 ? std::min(split_from, tiles.tiles) : tiles.tiles;
+  EXPECT_EQ(split_units, (tiles.tiles - whole) * (splits > 1 ? splits : 0));
+  EXPECT_EQ(tiles.total, whole + split_units);
+  long long units = 0;
+  for (const auto& [tile, n] : want_units) units += n;
+  EXPECT_EQ(outside + units, tiles.total * ClusterM * ClusterN);
   if (ClusterM * ClusterN == 1) {
     EXPECT_EQ(outside, 0);
   }
@@ -128,6 +145,46 @@ TEST(TileScheduler, SplitsEveryTilesKStepsOnce) {
   EXPECT_EQ(tiles.k_steps(1, 10).begin, 2);
   EXPECT_EQ(tiles.k_steps(1, 10).end, 5);
   EXPECT_EQ(tiles.k_steps(8, 10).count(), 0);  // past the last unit
+}
+
+// Split K of the last wave: the cluster tiles from split_from on are `splits` consecutive
+// units each, the tiles before it one unit over every K step; the units of a split tile
+// run side by side in the last wave.
+TEST(TileScheduler, SplitsTheTilesFromSplitFromOnly) {
+  const std::vector<Problem> problems = {{1, 4096, 11008, 128, 256},
+                                         {3, 200, 300, 128, 128},
+                                         {1, 256, 148 * 128, 128, 128},
+                                         {2, 129, 257, 64, 192}};
+  for (const Problem& p : problems) {
+    for (const int splits : {2, 3, 8}) {
+      for (const int k_steps : {splits, 64, 172}) {
+        for (const long long clusters : {7LL, 66LL, 132LL}) {
+          const long long tiles =
+              TileScheduler<1, 1>(p.batch, p.m, p.n, p.tile_m, p.tile_n, 1, 1).tiles;
+          for (const long long from : {0LL, tiles / clusters * clusters, tiles - 1, tiles}) {
+            expect_every_tile_once<1, 1>(p, clusters, 3, splits, k_steps, from);
+            expect_every_tile_once<2, 1>(p, clusters, 3, splits, k_steps, from / 2);
+            expect_every_tile_once<1, 2>(p, clusters, 3, splits, k_steps, from / 2);
+          }
+        }
+      }
+    }
+  }
+  // 688 cluster tiles of 128x256 2x1 at 4096 x 11008 on 66 clusters: 10 whole waves, then
+  // 28 tiles of 2 units, the last wave of 56 units.
+  const TileScheduler<2, 1> tiles(1, 4096, 11008, 128, 256, 8, 2, 660);
+  ASSERT_EQ(tiles.total, 660 + 56);
+  EXPECT_EQ(tiles.cluster_tile(659), 659);
+  EXPECT_FALSE(tiles.split(659));
+  EXPECT_EQ(tiles.k_steps(659, 64).count(), 64);
+  for (long long u = 660; u < tiles.total; ++u) {
+    EXPECT_TRUE(tiles.split(u));
+    EXPECT_EQ(tiles.cluster_tile(u), 660 + (u - 660) / 2) << u;
+    EXPECT_EQ(tiles.split_of(u), (u - 660) % 2) << u;
+    EXPECT_EQ(tiles.k_steps(u, 64).begin, 32 * ((u - 660) % 2)) << u;
+    EXPECT_EQ(tiles.k_steps(u, 64).count(), 32) << u;
+  }
+  EXPECT_EQ(tiles.k_steps(tiles.total, 64).count(), 0);  // past the last unit
 }
 
 // Bands of `group` cluster-tile rows, each walked column by column, top to bottom; the
@@ -219,19 +276,22 @@ TEST(TileScheduler, FastPathWalksTheDivisionPathsSchedule) {
       same(TileScheduler<1, 2>(p.batch, p.m, p.n, p.tile_m, p.tile_n, group, 1));
     }
   }
-  // A batch, a split and 2^31 units or more keep the division path; a launch that splits
-  // K takes it even with the unsplit call's divisors.
+  // A batch and 2^31 tiles or more keep the division path; a launch that splits K divides
+  // tile indices as the unsplit one does, with its divisors.
   EXPECT_EQ((TileScheduler<1, 1>(3, 200, 300, 128, 128, 2, 1).divisors().fast), 0);
-  EXPECT_EQ((TileScheduler<1, 1>(1, 200, 300, 128, 128, 2, 3).divisors().fast), 0);
+  EXPECT_EQ((TileScheduler<1, 1>(1, 200, 300, 128, 128, 2, 3).divisors().fast), 1);
   const TileScheduler<1, 1> huge(1, 1LL << 24, 1LL << 24, 64, 64, 8, 1);
   EXPECT_EQ(huge.divisors().fast, 0);
   EXPECT_EQ(huge.tile(huge.total - 1, 0, huge.divisors()).m, (1LL << 18) - 1);
   const TileScheduler<1, 1> unsplit(1, 640, 640, 64, 64, 3, 1);
-  const TileScheduler<1, 1> split(1, 640, 640, 64, 64, 3, 4);
-  for (long long u = 0; u < split.total; ++u) {
-    const TileIndex a = split.tile(u, 0, unsplit.divisors());
-    const TileIndex b = split.tile(u, 0, ScheduleDivisors{});
-    ASSERT_EQ(std::make_tuple(a.m, a.n), std::make_tuple(b.m, b.n)) << u;
+  for (const long long from : {0LL, 50LL, 99LL}) {
+    const TileScheduler<1, 1> split(1, 640, 640, 64, 64, 3, 4, from);
+    ASSERT_EQ(split.divisors().fast, 1);
+    for (long long u = 0; u < split.total; ++u) {
+      const TileIndex a = split.tile(u, 0, unsplit.divisors());
+      const TileIndex b = split.tile(u, 0, ScheduleDivisors{});
+      ASSERT_EQ(std::make_tuple(a.m, a.n), std::make_tuple(b.m, b.n)) << u;
+    }
   }
 }
 

@@ -82,12 +82,14 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       // hides it behind the other consumer's MMAs (0.84-0.87 of cuBLASLt where 128x256 ran
       // 0.78-0.84, runs 26-27).
       {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 512}, 64, 256, kP, 2, 1},
-      // A GELU epilogue (~30 issue slots an element) hides behind the other consumer's MMAs
-      // in ping-pong where the K steps are few (bias + GELU at 4096 x 11008 x 4096: 0.87-0.95
-      // of cuBLASLt's GELU_BIAS against 0.89-0.90 on 128x256, run 27)...
-      {Flavor::kEpilogue, {.m = 4096, .n = 11008, .k = 4096}, 64, 256, kP, 2, 1},
-      // ...but not at K = 8192, where ping-pong's mainloop loses more than the epilogue
-      // costs (0.79-0.87 against 0.96-0.97 on 128x192, runs 26-27).
+      // A GELU epilogue (~30 issue slots an element) hid behind the other consumer's MMAs in
+      // ping-pong 64x256 at 4096 x 11008 x 4096 (0.87-0.95 of cuBLASLt's GELU_BIAS against
+      // 0.89-0.90 on 128x256, run 27), whose 20.9 waves of 21 fill the device; 128x256's
+      // 10.4 waves of 11 now end in a wave of tiles split K in two, 10.5 waves' time
+      // (docs/PERF.md run 35)...
+      {Flavor::kEpilogue, {.m = 4096, .n = 11008, .k = 4096}, 128, 256, kM, 2, 1},
+      // ...nor at K = 8192, where ping-pong's mainloop loses more than the epilogue costs
+      // (0.79-0.87 against 0.96-0.97 on 128x192, runs 26-27).
       {Flavor::kEpilogue, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},
       // So does a tap's once-a-tile fence and arrival (~2 us): GEMM + row taps at K = 1024
       // measured 0.89-0.93 of the unfused sequence in ping-pong, 0.85-0.87 on 128x256 (runs
@@ -100,7 +102,9 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       {Flavor::kPlain, {.m = 16, .n = 4096, .k = 4096}, 64, 128, kP, 1, 2},
       // One wave of tiles: a ping-pong CTA would run one unit on one consumer (0.82 of
       // cuBLASLt at 512 x 4096 x 4096, 0.90-0.91 at 128 x 11008 x 4096, where shared 128x128
-      // tiles ran 0.92-0.96 and 0.96, run 27).
+      // tiles ran 0.92-0.96 and 0.96, run 27). Ping-pong 64x128 there, a wave and 20 tiles
+      // split three ways, ran 8% behind 128x128 (docs/PERF.md run 35): no split after fewer
+      // than two whole waves.
       {Flavor::kPlain, {.m = 128, .n = 11008, .k = 4096}, 128, 128, kM, 1, 2},
       {Flavor::kPlain, {.m = 512, .n = 4096, .k = 4096}, 128, 128, kM, 2, 1},
       // Two GEMMs: both accumulators of 64x128 units fit 128 registers; at long K the

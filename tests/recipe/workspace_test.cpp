@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -184,7 +185,9 @@ TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
   EXPECT_EQ(unsplit.split.splits, 1);
   EXPECT_EQ(unsplit.bytes, unsplit.required_bytes);
   EXPECT_EQ(split.required_bytes, unsplit.required_bytes);  // the taps' part is the same
-  const std::uint64_t units = 1 * 1 * 8;                    // ceil(20/64) x ceil(1024/128)
+  // A unit per consumer of each split tile: 8 tiles x 2 (the second's rows, past M = 20,
+  // are never run; its slots stay unused).
+  const std::uint64_t units = 8 * 2;
   EXPECT_EQ(split.split.counters_bytes, split.required_bytes);
   EXPECT_EQ(split.split.partials_bytes, split.required_bytes + units * 8);
   EXPECT_EQ(split.bytes, split.split.partials_bytes + units * 8 * 64 * 128 * 4);
@@ -198,8 +201,8 @@ TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
   EXPECT_FALSE(splits_k(unsplit, memory, unsplit.bytes));
   EXPECT_EQ(used_workspace_bytes(split, memory, split.bytes), split.bytes);
   EXPECT_EQ(used_workspace_bytes(split, memory, split.required_bytes), split.required_bytes);
-  // A gated MLP's slots hold both accumulators (64x64 units: 2 x 32 per thread); on 64x128
-  // units its 2 x 64 are past the kernel's split-K limit.
+  // A gated MLP's slots hold both accumulators (64x64 units: 2 x 32 per thread; 64x128
+  // units: 2 x 64).
   const Recipe gated = recipe_of(Flavor::kGatedMlp, {.batch = 1, .m = 64, .n = 128, .k = 64}, 132,
                                  64, /*split_n=*/true);
   ASSERT_EQ(gated.config.unit_n(), 64);
@@ -209,12 +212,13 @@ TEST(Workspace, SplitKPartialsFollowTheTapsAndAreOptional) {
   EXPECT_EQ(g.bytes, g.split.partials_bytes + 16 * 8 * 2 * 64 * 64 * 4);  // 16 units
   const Recipe gated_wide =
       recipe_of(Flavor::kGatedMlp, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
-  EXPECT_EQ(workspace_layout(gated_wide, problem(1, 20, 1024, 2048)).split.splits, 1);
+  ASSERT_EQ(gated_wide.config.unit_n(), 128);
+  ASSERT_EQ(gated_wide.config.cluster_ctas(), 1);
+  const WorkspaceLayout w = workspace_layout(gated_wide, problem(1, 20, 1024, 2048));
+  ASSERT_EQ(w.split.splits, 8);
+  EXPECT_EQ(w.bytes, w.split.partials_bytes + 16 * 8 * 2 * 64 * 128 * 4);
 }
 
-// The split count: as many as fill the clusters in one wave, each split at least 4 K steps,
-// at most 8; none on the host device, where the tiles fill half the
-// device, or for kernels whose consumers hold over 64 accumulators.
 // Plan::describe() (recipe::to_string) says when the declared problem splits K, and which
 // part of its workspace is required.
 TEST(Workspace, TheRecipeSaysWhenTheDeclaredProblemSplits) {
@@ -225,33 +229,73 @@ TEST(Workspace, TheRecipeSaysWhenTheDeclaredProblemSplits) {
   EXPECT_NE(
       to_string(split).find(fmt::format("workspace: {} bytes for the declared problem "
                                         "(grows with the call's tiles); K split {} ways "
-                                        "there, {} bytes of it required",
+                                        "there in every tile, {} bytes of it required",
                                         layout.bytes, layout.split.splits, layout.required_bytes)),
       std::string::npos)
       << to_string(split);
+  // 128x128 tiles in 2-CTA clusters at 4096 x 8704: 16 waves of 66 and 32 cluster tiles.
+  const Recipe tail = recipe_of(Flavor::kPlain, {.batch = 1, .m = 4096, .n = 8704, .k = 4096}, 132);
+  EXPECT_NE(to_string(tail).find("K split 2 ways there in the last wave's 32 cluster tiles"),
+            std::string::npos)
+      << to_string(tail);
   const Recipe host = recipe_of(Flavor::kTapsRow, {.batch = 1, .m = 20, .n = 1024, .k = 2048});
   EXPECT_EQ(to_string(host).find("K split"), std::string::npos) << to_string(host);
 }
 
-TEST(Workspace, KSplitsFillTheDeviceOnlyWhereTheTilesDoNot) {
+// The split: the last wave's tiles — every tile, where they fill less than one wave —
+// split into units that fit that wave's clusters, each at least 4 K steps, at most 8 (one
+// wave: as many as fit; after two or more whole waves: as many as the model finds
+// fastest); none on the host device, after one whole wave, where the last wave is over half
+// full, or where K is short.
+TEST(Workspace, KSplitFillsTheLastWave) {
   const Recipe r = recipe_of(Flavor::kPlain, {.batch = 1, .m = 128, .n = 128, .k = 64}, 132);
   ASSERT_EQ(r.config.cluster_ctas(), 1);
+  ASSERT_EQ(r.config.tile_n, 128);
   const auto& program = *r.program;
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 2048)), 8);  // 8 tiles
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 4096, 4096)), 4);  // 32 tiles
-  EXPECT_EQ(k_splits(program, r.config, problem(3, 20, 4096, 4096)), 1);  // 96 of 132
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 8448, 4096)), 2);  // 66 of 132
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 133 * 128, 4096)), 1);
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 512)), 2);  // 8 steps
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 448)), 1);  // 7 steps
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 20, 1024, 0)), 1);    // K = 0
-  EXPECT_EQ(k_splits(program, r.config, problem(1, 1LL << 40, 1LL << 40, 4096)), 1);
-  KernelConfig host = r.config;
+  const auto split = [&](const fusion::ProblemShape& p, const KernelConfig& c) {
+    const KSplit s = k_split(program, c, p);
+    return std::make_tuple(s.splits, s.first, s.tiles);
+  };
+  using T = std::tuple<int, std::int64_t, std::int64_t>;
+  const KernelConfig& c = r.config;
+  EXPECT_EQ(split(problem(1, 20, 1024, 2048), c), T(8, 0, 8));       // 8 tiles, one wave
+  EXPECT_EQ(split(problem(1, 20, 4096, 4096), c), T(4, 0, 32));      // 32 tiles
+  EXPECT_EQ(split(problem(3, 20, 4096, 4096), c), T(1, 0, 0));       // 96 of 132
+  EXPECT_EQ(split(problem(1, 20, 8448, 4096), c), T(2, 0, 66));      // 66 of 132
+  EXPECT_EQ(split(problem(1, 20, 132 * 128, 4096), c), T(1, 0, 0));  // one whole wave
+  EXPECT_EQ(split(problem(1, 20, 1024, 512), c), T(2, 0, 8));        // 8 steps
+  EXPECT_EQ(split(problem(1, 20, 1024, 448), c), T(1, 0, 0));        // 7 steps
+  EXPECT_EQ(split(problem(1, 20, 1024, 0), c), T(1, 0, 0));          // K = 0
+  EXPECT_EQ(split(problem(1, 1LL << 40, 1LL << 40, 4096), c), T(1, 0, 0));
+  // Several waves: the last one's tiles split, the waves before run whole, as many ways as
+  // the model finds fastest: 8 ways fit 10 tiles, but the last split's reads of 8 slots
+  // cost more than the steps 4 ways leave; at 12 K steps the partials' round trip costs
+  // more than any split saves.
+  EXPECT_EQ(split(problem(1, 128, 142 * 128, 4096), c), T(1, 0, 0));     // one wave before
+  EXPECT_EQ(split(problem(1, 128, 274 * 128, 4096), c), T(4, 264, 10));  // 10 left over
+  EXPECT_EQ(split(problem(1, 256, 148 * 128, 4096), c), T(4, 264, 32));  // 296 tiles
+  EXPECT_EQ(split(problem(1, 256, 148 * 128, 768), c), T(1, 0, 0));      // 12 steps
+  EXPECT_EQ(split(problem(1, 256, 166 * 128, 4096), c), T(1, 0, 0));     // 68: over half
+  EXPECT_EQ(split(problem(1, 256, 132 * 128, 4096), c), T(1, 0, 0));     // two whole waves
+  // 2-CTA clusters split by the cluster tiles of the last wave over 66 clusters.
+  KernelConfig pair = c;
+  pair.cluster_m = 2;
+  EXPECT_EQ(split(problem(1, 4096, 11008, 4096),
+                  [&] {
+                    KernelConfig w = pair;
+                    w.tile_n = 256;
+                    return w;
+                  }()),
+            T(2, 660, 28));  // 688 cluster tiles of 128x256 2x1: 10 waves and 28
+  KernelConfig host = c;
   host.sm_count = 0;
-  EXPECT_EQ(k_splits(program, host, problem(1, 20, 1024, 2048)), 1);
-  KernelConfig wide = r.config;  // 128 accumulators per consumer thread
+  EXPECT_EQ(split(problem(1, 20, 1024, 2048), host), T(1, 0, 0));
+  KernelConfig wide = c;  // 128 accumulators in one row group split too
   wide.tile_n = 256;
-  EXPECT_EQ(k_splits(program, wide, problem(1, 20, 1024, 2048)), 1);
+  EXPECT_EQ(split(problem(1, 20, 1024, 2048), wide), T(8, 0, 4));
+  KernelConfig tall = c;  // 128 accumulators in two row groups: no split path
+  tall.tile_m = 256;
+  EXPECT_EQ(split(problem(1, 20, 1024, 2048), tall), T(1, 0, 0));
 }
 
 }  // namespace
