@@ -3,7 +3,8 @@
 fusedgemm and cuBLASLt TFLOP/s per case, and the ratio. Needs matplotlib (pip install
 matplotlib); nothing in the build or the tests does.
 
-Usage: scripts/plot_perf.py [CSV] [OUTPUT DIR]
+Usage: scripts/plot_perf.py [CSV] [OUTPUT DIR] [DEVICE]
+(DEVICE names the GPU in the titles: the CSV does not say; H100 by default.)
 """
 import csv
 import sys
@@ -57,14 +58,16 @@ def main():
     headline = [r for r in rows if r["case"].removesuffix(" (again)") in passes]
     headline.sort(key=lambda r: (passes[r["case"].removesuffix(" (again)")], int(r["m"]),
                                  int(r["n"]), r["case"].endswith("(again)")))
+    # The variant rows of a few tiles at the squares (not the pick checks, the decode rows
+    # or the K sweep).
     variants = [r for r in rows if r["case"] not in passes and r["case"] != "bf16 LLM"
-                and not r["case"].endswith(" (again)") and not r["case"].startswith("bias")]
+                and not r["case"].endswith(" (again)") and not r["case"].startswith("bias")
+                and not any(w in r["case"] for w in ("pick", "decode", "sweep", "K="))]
     llm = [r for r in rows if r["case"] == "bf16 LLM"]
-    bars(headline, "Squares and fused flavors vs cuBLASLt, each twice (H200)",
-         out / "headline.png")
-    bars(variants, "Kernel variants at 2048^3-8192^3 (H200)", out / "variants.png")
-    bars(llm, "LLM shapes, bf16 (H200)", out / "llm_sweep.png")
-
+    device = sys.argv[3] if len(sys.argv) > 3 else "H100"
+    bars(headline, f"Squares and fused flavors vs cuBLASLt ({device})", out / "headline.png")
+    bars(variants, f"Kernel variants at 2048^3-8192^3 ({device})", out / "variants.png")
+    bars(llm, f"LLM shapes, bf16 ({device})", out / "llm_sweep.png")
 
 if __name__ == "__main__":
     main()

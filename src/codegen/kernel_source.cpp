@@ -194,7 +194,6 @@ class SourceBuilder {
         const int box_mn = kSwizzleBytes / f.element_bytes;
         plan.box = {static_cast<std::uint32_t>(box_mn), static_cast<std::uint32_t>(c.tile_k), 1};
       }
-      stage_bytes_ += std::int64_t{c.tile_k} * rows * f.element_bytes;
       out_.tma.push_back(plan);
     }
     // A TMA-stored output: boxes of one 64-row group x one 128-byte swizzled row over axes
@@ -229,8 +228,9 @@ class SourceBuilder {
     FG_CHECK(total <= recipe::kMaxSharedBytes, ErrorCode::kInternal,
              fmt::format("kernel_shared_memory: graph '{}': {} bytes ({} stages of {}, epilogue "
                          "scratch {} per consumer); legal: at most {}",
-                         p_.graph_name, total, recipe_.config.stages, stage_bytes_,
-                         epilogue_.scratch_bytes, recipe::kMaxSharedBytes));
+                         p_.graph_name, total, recipe_.config.stages,
+                         recipe::stage_bytes(p_, recipe_.config), epilogue_.scratch_bytes,
+                         recipe::kMaxSharedBytes));
     out_.shared_bytes = static_cast<std::uint32_t>(total);
     return Status::ok();
   }
@@ -328,7 +328,8 @@ class SourceBuilder {
     line("static_assert(FusedgemmLayout::kDynamicBytes == {},", out_.shared_bytes);
     line("              \"host and kernel disagree on shared memory: fix the host mirror in \"");
     line("              \"codegen/kernel_source.cpp\");");
-    line("static_assert(FusedgemmLayout::kStageBytes == {},", stage_bytes_);
+    line("static_assert(FusedgemmLayout::kStageBytes == {},",
+         recipe::stage_bytes(p_, recipe_.config));
     line("              \"the TMA boxes of a stage differ from its layout: fix plan_tma in \"");
     line("              \"codegen/kernel_source.cpp\");");
     line("static_assert(FusedgemmLayout::kTileK == {},", c.tile_k);
@@ -367,7 +368,6 @@ class SourceBuilder {
   const EpilogueCode& epilogue_;
   const KernelSourceOptions& options_;
   std::vector<OperandFacts> operands_;
-  std::int64_t stage_bytes_ = 0;
   int staged_outputs_ = 0;
   KernelSource out_;
 };

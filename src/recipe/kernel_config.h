@@ -148,12 +148,14 @@ kernels::ScheduleDivisors schedule_divisors(const KernelConfig& config,
                                             std::int64_t raster_group);
 
 // How a call of `problem` splits K (kernels/tile_scheduler.cuh, kernels/split_k.cuh): the
-// cluster tiles of the last wave — every tile, where they fill less than one wave — split
-// into as many work units as fill that wave's clusters, each at least kMinSplitKSteps K
-// steps, at most kMaxKSplits; unsplit (splits 1) where that is fewer than 2 (a last wave
-// more than half full, a short K), where the config has no multiprocessor count (the host
-// device) or where the kernel has no split path (units of two 64-row groups holding more than
-// kernels::kMaxSplitKAccumulators accumulators).
+// cluster tiles of the last wave split into work units that fit that wave's clusters, each
+// at least kMinSplitKSteps K steps, at most kMaxKSplits — every tile, as many ways as fit,
+// where the tiles fill less than one wave; the last wave's, as many ways as the cost model
+// finds fastest, after kMinWavesBeforeSplit whole waves. Unsplit (splits 1) where fewer
+// than 2 fit (a last wave more than half full, a short K), after one whole wave, where the
+// config has no multiprocessor count (the host device) or where the kernel has no split
+// path (units of two 64-row groups holding more than kernels::kMaxSplitKAccumulators
+// accumulators).
 struct KSplit {
   int splits = 1;          // work units per split tile
   std::int64_t first = 0;  // the first cluster tile that splits (in the schedule's order)
