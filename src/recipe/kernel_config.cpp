@@ -283,19 +283,19 @@ double split_partials_clocks(const fusion::FusionProgram& program, const KernelC
   return 4.0 * gemm_count(program) * c.tile_m * c.tile_n * (1.0 + reads) / kSplitBytesPerClock;
 }
 
-// The model's clocks for the last wave of tiles at K = `k`, each split `splits` ways (1:
-// unsplit): a split unit's share of the steps, the tile's epilogue, and the partials' round
+// The model's clocks for the last wave of tiles, each split `splits` ways (1: unsplit), of a
+// tile whose K steps take `steps` and whose epilogue `epilogue` (tile_steps_clocks,
+// epilogue_clocks): a split unit's share of the steps, the epilogue, and the partials' round
 // trip. A ping-pong tile's epilogue overlaps the other consumer's mainloop, except the last.
-double last_wave_clocks(const fusion::FusionProgram& program, const KernelConfig& c, std::int64_t k,
-                        int splits) {
-  const double steps = tile_steps_clocks(program, c, k) / splits;
-  const double epilogue = epilogue_clocks(program, c);
+double last_wave_clocks(const fusion::FusionProgram& program, const KernelConfig& c, double steps,
+                        double epilogue, int splits) {
+  const double share = steps / splits;
   const double partials = splits > 1 ? split_partials_clocks(program, c, splits) : 0.0;
   if (c.split == ConsumerSplit::kPingPong) {
-    return std::max(steps + kPingPongSwitchShare * kTileSwitchClocks, epilogue) + partials +
+    return std::max(share + kPingPongSwitchShare * kTileSwitchClocks, epilogue) + partials +
            epilogue;
   }
-  return steps + kTileSwitchClocks + epilogue + partials;
+  return share + kTileSwitchClocks + epilogue + partials;
 }
 
 // The model's time for the declared problem: waves of cluster tiles over the resident
@@ -324,10 +324,10 @@ double estimated_clocks(const fusion::FusionProgram& program, const KernelConfig
     if (waves <= 1) return steps * kLoneConsumerFactor + kTileSwitchClocks + epilogue;
     const double mainloop = steps + kPingPongSwitchShare * kTileSwitchClocks;
     return (waves - 1) * std::max(mainloop, epilogue) +
-           last_wave_clocks(program, c, p.k, last_splits);
+           last_wave_clocks(program, c, steps, epilogue, last_splits);
   }
   return (waves - 1) * (steps + kTileSwitchClocks + epilogue) +
-         last_wave_clocks(program, c, p.k, last_splits);
+         last_wave_clocks(program, c, steps, epilogue, last_splits);
 }
 
 // A 2-CTA cluster where the tiles come in pairs: along M (B shared) when there are M tiles
@@ -656,10 +656,12 @@ KSplit k_split(const fusion::FusionProgram& program, const KernelConfig& config,
   // shortens the last wave most by the model (last_wave_clocks), if any does.
   if (cluster_tiles < clusters) return {static_cast<int>(most), 0, cluster_tiles};
   if (cluster_tiles < kMinWavesBeforeSplit * clusters) return {};
+  const double steps = tile_steps_clocks(program, config, problem.k);
+  const double epilogue = epilogue_clocks(program, config);
   int best = 1;
-  double best_clocks = last_wave_clocks(program, config, problem.k, 1);
+  double best_clocks = last_wave_clocks(program, config, steps, epilogue, 1);
   for (int s = 2; s <= most; ++s) {
-    const double clocks = last_wave_clocks(program, config, problem.k, s);
+    const double clocks = last_wave_clocks(program, config, steps, epilogue, s);
     if (clocks < best_clocks) {
       best = s;
       best_clocks = clocks;

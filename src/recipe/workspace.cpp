@@ -85,9 +85,7 @@ WorkspaceLayout workspace_layout(const Recipe& recipe,
         static_cast<std::uint64_t>(c.cluster_ctas()) * static_cast<std::uint64_t>(units_per_tile));
     const auto slot_floats =
         static_cast<std::uint64_t>(split_slot_floats(*recipe.program, recipe.config));
-    layout.split.splits = split.splits;
-    layout.split.first = split.first;
-    layout.split.tiles = split.tiles;
+    static_cast<KSplit&>(layout.split) = split;
     layout.split.counters_bytes = bytes;
     bytes = round_up(add(bytes, mul(units, sizeof(std::uint64_t))));
     layout.split.partials_bytes = bytes;

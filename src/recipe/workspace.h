@@ -27,6 +27,7 @@
 
 #include "fusion/fusion_program.h"
 #include "kernels/kernel_args.h"
+#include "recipe/kernel_config.h"
 #include "recipe/recipe.h"
 
 namespace fusedgemm::recipe {
@@ -44,10 +45,9 @@ struct TapWorkspaceLayout {
   std::uint64_t slot_floats = 0;
 };
 
-struct SplitWorkspaceLayout {
-  int splits = 1;                    // work units per split tile (1: K is not split)
-  std::int64_t first = 0;            // the first cluster tile that splits
-  std::int64_t tiles = 0;            // cluster tiles that split
+// The call's split (recipe::k_split: splits, first, tiles; splits 1: K is not split) and
+// where its part of the workspace lies.
+struct SplitWorkspaceLayout : KSplit {
   std::uint64_t counters_bytes = 0;  // offset of the units' counters from the workspace base
   std::uint64_t partials_bytes = 0;  // offset of their partial slots
 };
