@@ -42,7 +42,8 @@ struct RunOptions {
   std::string path;  // a graph file, or a folder whose *.json files all run
   std::optional<std::int64_t> m, n, k, batch;
   std::uint64_t seed = 1;
-  std::string engine;  // "fused" or "fallback" forces one; empty: fused unless declined
+  std::string engine;     // "fused" or "fallback" forces one; empty: fused unless declined
+  int timed_calls = 200;  // on a GPU, after the checked call and 10 warm ones; 0: no timing
 };
 int run_command(Output& out, const RunOptions& options);
 

@@ -55,6 +55,10 @@ int run_tool(int argc, char** argv) {
   run->add_option("--engine", run_options.engine,
                   "force an engine (default: fused, or fallback for a declined graph)")
       ->check(CLI::IsMember({"fused", "fallback"}));
+  run->add_option("--timed-calls", run_options.timed_calls,
+                  "calls timed after the checked one, on a GPU (0: none, as under "
+                  "compute-sanitizer, whose trackers grow with every launch)")
+      ->check(CLI::Range(0, 100000));
 
   CompileCommandOptions compile_options;
   auto* compile = app.add_subcommand(

@@ -218,21 +218,21 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options,
   std::string timing;
   out.at()["engine"] = std::string(to_string(plan->engine()));
   out.at()["device"] = std::string(plan->device().name());
-  if (!plan->device().is_host()) {
+  if (!plan->device().is_host() && options.timed_calls > 0) {
     // Warm calls (the first ones pay for module loads and cold caches; issue 12 saw 7.6-41
     // us between examples of one size from a cold clock), then a burst from a drained
     // stream: host time of the calls, then device time per call.
     constexpr int kWarmCalls = 10;
-    constexpr int kCalls = 200;
+    const int calls = options.timed_calls;
     for (int i = 0; i < kWarmCalls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
     if (Status s = memory.synchronize(); !s) return stop(out, s);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kCalls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
+    for (int i = 0; i < calls; ++i) (void)plan->execute(bound.value(), ws, nullptr);
     const auto t1 = std::chrono::steady_clock::now();
     if (Status s = memory.synchronize(); !s) return stop(out, s);
     const auto t2 = std::chrono::steady_clock::now();
-    const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls;
-    const double device_s = std::chrono::duration<double>(t2 - t0).count() / kCalls;
+    const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+    const double device_s = std::chrono::duration<double>(t2 - t0).count() / calls;
     timing = fmt::format("; host {:.2f} us/call, {:.1f} us/call end to end, {:.0f} TFLOP/s",
                          host_us, device_s * 1e6, flops_of(graph) / device_s / 1e12);
     out.at()["host_us_per_call"] = host_us;
