@@ -38,7 +38,7 @@ std::string_view to_string(Engine engine);
 // numbers and what is legal). `fusedgemm explain` and Plan::describe() print the choice.
 struct KernelTuning {
   std::optional<int> tile_m;    // CTA tile rows: 64 (with split_n), 128 or 256
-  std::optional<int> tile_n;    // CTA tile columns: 64 to 256, a multiple of 64
+  std::optional<int> tile_n;    // CTA tile columns: 64, 128, 160 (K-major B), 192 or 256
   std::optional<bool> split_n;  // the two consumer warpgroups take column halves, not rows
   // The two consumer warpgroups take whole tiles in turn (one's epilogue runs while the
   // other's MMAs do) instead of halves of every tile.

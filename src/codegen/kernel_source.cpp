@@ -211,9 +211,10 @@ class SourceBuilder {
       }
       plan.slot = kernels::kMaxTmaDescriptors + static_cast<int>(k);
       plan.element_bytes = static_cast<std::uint32_t>(element_bytes);
-      plan.swizzle_bytes = kernels::kStagedRowBytes;
+      const int row_bytes = kernels::staged_row_bytes(recipe_.config.unit_n() * element_bytes);
+      plan.swizzle_bytes = static_cast<std::uint32_t>(row_bytes);
       plan.axes = recipe::tma_axes(2);
-      plan.box = {static_cast<std::uint32_t>(kernels::kStagedRowBytes / element_bytes),
+      plan.box = {static_cast<std::uint32_t>(row_bytes / element_bytes),
                   static_cast<std::uint32_t>(kernels::kStagedRows), 1};
       plan.store = true;
       out_.tma.push_back(plan);

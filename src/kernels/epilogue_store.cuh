@@ -16,9 +16,11 @@
 //     so that their stores are read while the unit's last sub-tiles are still computed and
 //     the stage goes back early (recipe::stores_after_borrowed);
 //   buffers Borrowed .. T - 1 (1 to kMaxStagedBuffers) its own, in the kernel's staging area.
-// Each is a sub-tile of 64 rows x 128 bytes in TMA's 128-byte swizzle: the 16-byte chunk q of
-// row r sits at chunk q ^ (r % 8), so the 8 rows a warp writes at once fall in 8 distinct chunks
-// (no bank conflicts).
+// Each is a sub-tile of 64 rows x kRowBytes in TMA's swizzle of that span
+// (staged_row_bytes): 128 bytes, the 16-byte chunk q of row r at chunk q ^ (r % 8); 64 bytes
+// (a unit whose row is no whole number of 128 bytes: 160 bf16 columns), chunk q ^ (r / 2 % 4).
+// Either way the 8 rows a warp writes at once fall in 8 distinct 16-byte slots of 128 bytes
+// (no bank conflicts); a 64-byte sub-tile fills half its buffer.
 // The descriptor (KernelArgs::tma[kMaxTmaDescriptors + k], codegen/tma_plan.h) has the box
 // {kSubCols, 64, 1} over axes (N, M, batch) with the same swizzle.
 #pragma once
@@ -58,7 +60,9 @@ struct StagedOutput {
   using Frag = Fragment<TileM, TileN>;
   static constexpr int kBytes = kElemBytes<E>;
   static_assert(kBytes == 2 || kBytes == 4, "StagedOutput: 16- and 32-bit outputs only");
-  static constexpr int kSubCols = kStagedRowBytes / kBytes;
+  static constexpr int kRowBytes = staged_row_bytes(TileN * kBytes);
+  static_assert(kRowBytes > 0, "StagedOutput: a unit row of whole 64-byte sub-tile rows");
+  static constexpr int kSubCols = kRowBytes / kBytes;
   // Fragment values of a thread per sub-tile: the group's 8-column chunks j of the sub-tile
   // hold 4 values each, so sub-tile s is values [s * kSubValues, (s + 1) * kSubValues).
   static constexpr int kSubValues = kSubCols / 2;
@@ -82,15 +86,20 @@ struct StagedOutput {
       : map(&args.tma[kMaxTmaDescriptors + slot]),
         base(staging + thread_offset(t)),
         borrowed_base(borrowed + thread_offset(t)),
-        chunk_xor(static_cast<unsigned>(((t % 4) * 2 * kBytes) / 16 ^ ((t % 32) / 4))),
+        chunk_xor(static_cast<unsigned>(((t % 4) * 2 * kBytes) / 16 ^ row_swizzle(t))),
         thread(t),
         n0(static_cast<int>(u.n0)),
         m0(static_cast<int>(u.m0)),
         batch(static_cast<int>(u.batch)) {}
 
   __device__ static unsigned thread_offset(int t) {
-    return static_cast<unsigned>(((t / 32) * 16 + (t % 32) / 4) * kStagedRowBytes +
+    return static_cast<unsigned>(((t / 32) * 16 + (t % 32) / 4) * kRowBytes +
                                  ((t % 4) * 2 * kBytes) % 16);
+  }
+
+  // The swizzle's chunk bits of every row this thread holds (row % 8 = lane / 4 for each).
+  __device__ static int row_swizzle(int t) {
+    return kRowBytes == 128 ? (t % 32) / 4 : (t % 32) / 8;
   }
 
   // This thread's byte of buffer b (a constant of the unrolled element loop: no select
@@ -108,8 +117,8 @@ struct StagedOutput {
     // The 16-byte chunk of the value's 8-column group j in the sub-tile: even for 32-bit
     // values, so the thread's half adds by XOR.
     const unsigned chunk = static_cast<unsigned>((((v / 4) * 8) % kSubCols) * kBytes / 16);
-    const unsigned address = buffer_at(buffer) + static_cast<unsigned>(h * 8 * kStagedRowBytes) +
-                             ((chunk ^ chunk_xor) << 4);
+    const unsigned address =
+        buffer_at(buffer) + static_cast<unsigned>(h * 8 * kRowBytes) + ((chunk ^ chunk_xor) << 4);
     if constexpr (kBytes == 4) {
       ptx::st_shared_v2_b32(address, encode<E>(v0), encode<E>(v1));
     } else {

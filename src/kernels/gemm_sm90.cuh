@@ -126,8 +126,9 @@ struct GemmSm90 {
   // K-rows one MMA step advances in an MN-major tile (16 for 16-bit types).
   static constexpr int kMmaKElems = ptx::kWgmmaKBytes / Layout::kElementBytes;
   // Accumulators per consumer thread (per GEMM: kUnitM * kUnitN / 128); past 128 too few of
-  // kConsumerRegisters remain for addresses and the epilogue.
-  static constexpr int kMaxAccumulators = 128;
+  // kConsumerRegisters remain for addresses and the epilogue, past 160 even in a ping-pong
+  // unit of one GEMM (no split path, one tile's schedule: recipe::config_violation).
+  static constexpr int kMaxAccumulators = Layout::kPingPong && kGemms == 1 ? 160 : 128;
   // How long a DEBUG build waits on a barrier before declaring it hung: a stage's loads
   // take microseconds, so 2 s only ever trips on a hang.
   static constexpr unsigned long long kDebugWaitNs = 2000000000ull;
@@ -142,8 +143,8 @@ struct GemmSm90 {
 
   static_assert(kGemms >= 1, "a kernel computes at least one GEMM");
   static_assert(kGemms * Frag::kCount <= kMaxAccumulators,
-                "accumulators exceed 128 registers per consumer thread: choose a smaller tile "
-                "for multi-GEMM graphs in choose_kernel_config");
+                "accumulators exceed kMaxAccumulators registers per consumer thread: choose a "
+                "smaller tile in choose_kernel_config");
 
   __host__ __device__ static constexpr bool operands_share_width() {
     for (int o = 0; o < kOperands; ++o) {
@@ -209,8 +210,8 @@ struct GemmSm90 {
     int rank;
     int k_steps;
     __device__ explicit Work(const KernelArgs& args)
-        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group, args.split.splits,
-                args.split.first),
+        : tiles(args.batch, args.m, args.n, kTileM, kTileN, args.raster_group,
+                kSplitK ? args.split.splits : 1, kSplitK ? args.split.first : 0),
           first(kClusterCtas > 1 ? ptx::cluster_id_x() : blockIdx.x),
           step(kClusterCtas > 1 ? ptx::cluster_count_x() : gridDim.x),
           rank(kClusterCtas > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0),

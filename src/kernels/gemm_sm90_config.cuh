@@ -6,7 +6,7 @@
 //
 //   struct FusedgemmConfig {
 //     static constexpr int kTileM = 128;          // CTA tile: 64, 128 or 256 rows
-//     static constexpr int kTileN = 256;          // 64 to 256 columns, a multiple of 64
+//     static constexpr int kTileN = 256;          // 64 to 256 columns: 64, 128, 160, 192, 256
 //     static constexpr auto kSplit = ConsumerSplit::kM;  // consumer c takes half the rows
 //                                                   // (kN: columns; kPingPong: whole tiles)
 //     static constexpr int kClusterM = 1;         // CTAs of a cluster along M (sharing B)
@@ -143,6 +143,15 @@ struct GemmSm90Layout {
     return Config::kOperands[o].major == OperandMajor::kK ? load_rows(o) % 8 == 0
                                                           : load_rows(o) % kMnBoxElems == 0;
   }
+  // An MN-major operand's rows are whole boxes (TileN 160 takes K-major B only).
+  __host__ __device__ static constexpr bool every_operand_boxes() {
+    for (int o = 0; o < Config::kOperandCount; ++o) {
+      if (Config::kOperands[o].major != OperandMajor::kK && rows(o) % kMnBoxElems != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
   __host__ __device__ static constexpr bool every_part_tiles() {
     for (int o = 0; o < Config::kOperandCount; ++o) {
       if (shared(o) && !parts_tile(o)) return false;
@@ -173,11 +182,11 @@ struct GemmSm90Layout {
                 "TileM must be 64, 128 or 256: change choose_kernel_config");
   static_assert(kUnitM % 64 == 0, "each consumer's rows must be whole 64-row wgmma groups");
   static_assert(ptx::wgmma_n_supported(kUnitN),
-                "each consumer's columns must be a wgmma N the wrapper covers (64, 128, 192, "
-                "256): change choose_kernel_config");
-  static_assert(Config::kTileN % 64 == 0,
-                "TileN must be a multiple of 64 (whole MN-major boxes): change "
-                "choose_kernel_config");
+                "each consumer's columns must be a wgmma N the wrapper covers (64, 128, 160, "
+                "192, 256): change choose_kernel_config");
+  static_assert(Config::kTileN % 32 == 0 && every_operand_boxes(),
+                "TileN must be a multiple of 32, and of 64 (whole MN-major boxes) where an "
+                "operand is MN-major: change choose_kernel_config");
   static_assert(Config::kStagedOutputs >= 0 && Config::kStagedOutputs <= kMaxTmaStores,
                 "at most kMaxTmaStores outputs staged for TMA stores (one descriptor each)");
   static_assert(Config::kStagedBuffers >= 1 && Config::kStagedBuffers <= kMaxStagedBuffers,

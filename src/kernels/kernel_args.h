@@ -30,6 +30,15 @@ inline constexpr int kMaxStagedBuffers = 8;
 inline constexpr int kStagedRowBytes = 128;
 inline constexpr int kStagedRows = 64;
 inline constexpr int kStagedBufferBytes = kStagedRows * kStagedRowBytes;
+// The row of one staged sub-tile of a unit whose rows hold `unit_row_bytes` of an output:
+// 128 where whole 128-byte rows tile them, else 64 (160 bf16 columns: five sub-tiles of 64
+// bytes in TMA's 64-byte swizzle, each half a buffer), else 0 (no staging). Host and kernel
+// agree through this one function (codegen/kernel_source.cpp, kernels/epilogue_store.cuh).
+FG_HOST_DEVICE constexpr int staged_row_bytes(int unit_row_bytes) {
+  return unit_row_bytes % kStagedRowBytes == 0         ? kStagedRowBytes
+         : unit_row_bytes % (kStagedRowBytes / 2) == 0 ? kStagedRowBytes / 2
+                                                       : 0;
+}
 
 // A CUtensorMap as the driver encodes it (128 opaque bytes, 64-byte aligned), so device code
 // needs no cuda.h. The CUDA device encodes one per TMA-read operand and TMA-stored output

@@ -17,8 +17,20 @@ namespace {
 
 // Accumulators one consumer thread holds per GEMM: unit_m * unit_n / 128. Past 128 (with a
 // block-scaled mainloop's second fragment counted) too few of the consumer's 232 registers
-// remain for addresses and the epilogue.
+// remain for addresses and the epilogue, except in a ping-pong unit of one GEMM, which
+// holds one tile's schedule and no split path: ping-pong 128x160 (cuBLASLt's tile at 4096 x
+// 11008 x 4096) compiles plain, fp8, row-scaled and residual epilogues with 0 spills (ptxas
+// 13.0), and bias + GELU with 52 bytes (takes_wide_unit keeps the model off it there).
 constexpr int kMaxAccumulators = 128;
+constexpr int kMaxPingPongAccumulators = 160;
+// The model takes a unit past kMaxAccumulators only for an epilogue of at most these issue
+// slots an element (epilogue_slots): fitted to ptxas 13.0 on ping-pong 128x160, where plain
+// (3), a row scale (4.5) and a residual add (6) compiled with 0 spills, several outputs (9),
+// aux_bias (10+) and bias + GELU (18) spilled 52-140 bytes.
+constexpr double kLightEpilogueSlots = 6.0;
+// ... and for 16-bit operands: the fp8 kernel of that unit (m64n160k32) compiles clean but
+// has not yet run on a GPU (KernelShapeGpu.Tile160ComputesEveryFlavor runs it next).
+constexpr int kWideUnitOperandBits = 16;
 // Accumulators plus the epilogue's per-thread arrays (a quantized output's held values, a
 // tap's per-row and per-column partials): what 232 registers hold without spills (ptxas
 // 13.0 on every example, tests/api/kernel_compile_test.cpp). A preference, not a limit: a
@@ -35,8 +47,10 @@ constexpr std::int64_t kSlackBytes = 1024 + 16;
 constexpr std::int64_t kBarrierBytesPerStage = 16;
 constexpr std::int64_t kScratchAlignBytes = 16;
 constexpr int kThreadsPerConsumer = 128;
-// The wgmma N the kernel's wrapper covers (kernels/ptx/wgmma.cuh).
-constexpr int kUnitWidths[] = {64, 128, 192, 256};
+// The wgmma N the kernel's wrapper covers (kernels/ptx/wgmma.cuh). 160: tiles of 128x160,
+// whose staged outputs store 64-byte sub-tile rows (kernels::staged_row_bytes), with B
+// K-major (an MN-major box is 64 elements wide).
+constexpr int kUnitWidths[] = {64, 128, 160, 192, 256};
 
 // Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share
 // (Hopper: 32 banks of 4 bytes), and the MMA work an SM does per clock (dense 16-bit).
@@ -125,11 +139,21 @@ struct TileShape {
 // runs one unit (a decode-size M, one wave of small tiles) one consumer reads A once where
 // two column halves read it twice.
 constexpr TileShape kTiles[] = {
-    {128, 256, ConsumerSplit::kM},        {256, 128, ConsumerSplit::kM},
-    {128, 192, ConsumerSplit::kM},        {128, 128, ConsumerSplit::kM},
-    {64, 256, ConsumerSplit::kN},         {64, 128, ConsumerSplit::kN},
-    {128, 64, ConsumerSplit::kM},         {64, 256, ConsumerSplit::kPingPong},
-    {128, 128, ConsumerSplit::kPingPong}, {64, 128, ConsumerSplit::kPingPong},
+    {128, 256, ConsumerSplit::kM},
+    {256, 128, ConsumerSplit::kM},
+    {128, 192, ConsumerSplit::kM},
+    {128, 128, ConsumerSplit::kM},
+    {64, 256, ConsumerSplit::kN},
+    {64, 128, ConsumerSplit::kN},
+    {128, 64, ConsumerSplit::kM},
+    {64, 256, ConsumerSplit::kPingPong},
+    {128, 128, ConsumerSplit::kPingPong},
+    {64, 128, ConsumerSplit::kPingPong},
+    // 160 accumulators a consumer: light epilogues only (takes_wide_unit). Measured at locked
+    // clocks (H100, docs/PERF.md run 36): plain 8192^2 x 1024 215-217 us against 231-233 on
+    // 128x256 2x1, 4096 x 11008 x 4096 516-517 against 530 (which the model, seeing its
+    // mainloop shared-memory-bound, still gives 128x256).
+    {128, 160, ConsumerSplit::kPingPong},
 };
 
 std::string_view split_name(ConsumerSplit split) {
@@ -254,6 +278,13 @@ double epilogue_slots(const fusion::FusionProgram& program) {
   return slots + kStoreSlots * static_cast<double>(program.outputs.size()) +
          kTapSlots * static_cast<double>(program.taps.size()) +
          kQuantizeSlots * static_cast<double>(program.quantized_outputs.size());
+}
+
+// Whether the model may give `program` a unit past kMaxAccumulators accumulators.
+bool takes_wide_unit(const fusion::FusionProgram& program) {
+  return !program.operands.empty() &&
+         bits_of(program.buffers[program.operands[0].buffer].data_type) == kWideUnitOperandBits &&
+         epilogue_slots(program) <= kLightEpilogueSlots;
 }
 
 // Clocks a tile's epilogue keeps the SM's sub-partitions issuing: each consumer thread's
@@ -405,7 +436,7 @@ int staged_sub_tiles(const fusion::FusionProgram& program, const KernelConfig& c
   if (staged.empty()) return 0;
   const int bytes = bits_of(program.buffers[program.outputs[staged[0]].buffer].data_type) / 8;
   return config.unit_m() / kernels::kStagedRows *
-         (config.unit_n() * bytes / kernels::kStagedRowBytes);
+         (config.unit_n() * bytes / kernels::staged_row_bytes(config.unit_n() * bytes));
 }
 
 }  // namespace
@@ -439,19 +470,30 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
   const std::string tile = fmt::format("tile {}x{} {}", c.tile_m, c.tile_n, split_name(c.split));
   const bool widths = std::find(std::begin(kUnitWidths), std::end(kUnitWidths), c.unit_n()) !=
                       std::end(kUnitWidths);
-  if (c.tile_m <= 0 || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 64 != 0 || !widths ||
+  if (c.tile_m <= 0 || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 32 != 0 || !widths ||
       c.tile_m > 256) {
     return fmt::format(
-        "{}: each consumer's unit is {}x{}; legal: units of whole 64-row groups, 64, 128, 192 "
-        "or 256 columns wide (the wgmma N), tile_m at most 256 and tile_n a multiple of 64",
+        "{}: each consumer's unit is {}x{}; legal: units of whole 64-row groups, 64, 128, 160, "
+        "192 or 256 columns wide (the wgmma N), tile_m at most 256",
         tile, c.unit_m(), c.unit_n());
   }
+  for (const auto& op : program.operands) {
+    if (op.role == Role::kB && !k_major(op) && c.tile_n % 64 != 0) {
+      return fmt::format(
+          "{}: B '{}' is N-major; legal: a K-major B, or tile_n a multiple of 64 (whole "
+          "64-element N-major boxes)",
+          tile, program.buffers[op.buffer].name);
+    }
+  }
   const int accumulators = fragments * gemms * c.unit_m() * c.unit_n() / kThreadsPerConsumer;
-  if (accumulators > kMaxAccumulators) {
+  const bool lone_ping_pong = c.split == ConsumerSplit::kPingPong && gemms * fragments == 1;
+  const int most_accumulators = lone_ping_pong ? kMaxPingPongAccumulators : kMaxAccumulators;
+  if (accumulators > most_accumulators) {
     return fmt::format(
         "{}: {} GEMM(s) x {} fragment(s) x {} accumulators per consumer thread; legal: at most "
-        "{}",
-        tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer, kMaxAccumulators);
+        "{} ({} in a ping-pong unit of one GEMM)",
+        tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer, kMaxAccumulators,
+        kMaxPingPongAccumulators);
   }
   if (block_scaled(program) &&
       (c.split != ConsumerSplit::kM || (c.tile_n != 64 && c.tile_n != 128))) {
@@ -524,6 +566,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
                                                                  : ConsumerSplit::kM;
     shapes.push_back({tuning.tile_m.value_or(128), tuning.tile_n.value_or(256), split});
   }
+  const bool tuned_tile = tuning.tile_m || tuning.tile_n || tuning.ping_pong;
   std::optional<KernelConfig> best;
   std::optional<std::string> first_violation;
   double best_clocks = std::numeric_limits<double>::infinity();
@@ -559,6 +602,10 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
             c.tile_m, c.tile_n, split_name(c.split), tma_store_outputs(program).size(),
             c.staging_buffers, staged_sub_tiles(program, c));
       }
+      continue;
+    }
+    if (!tuned_tile && c.unit_m() * c.unit_n() / kThreadsPerConsumer > kMaxAccumulators &&
+        !takes_wide_unit(program)) {
       continue;
     }
     // Within the register budget first, then the fastest.

@@ -84,6 +84,8 @@ const std::vector<Variant>& variants() {
       table.push_back(
           {std::string(file) + "_8192x8192x1024", std::string(file) + ".json", short_k});
     }
+    // The plain GEMM at a short K takes ping-pong 128x160 (160 accumulators a consumer).
+    table.push_back({"plain_8192x8192x1024", "plain.json", short_k, 128});
     for (const char* file : {"plain", "taps", "aux_bias"}) {
       table.push_back({std::string(file) + "_16x4096x4096", std::string(file) + ".json", decode});
     }
@@ -279,6 +281,62 @@ TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
       expect_compiles_cleanly(recipe.value());
     }
   }
+}
+
+// Tiles 160 columns wide (cuBLASLt's at 4096 x 11008 x 4096): on 64x160 units every flavor
+// the tile takes compiles clean, and so does the plain GEMM on a ping-pong 128x160 unit (160
+// accumulators). Both store 64-byte sub-tile rows of a bf16 output; an N-major B has no
+// whole 64-element boxes there and is refused.
+TEST(KernelCompile, Tile160CompilesWithoutSpills) {
+  int compiled = 0;
+  for (const bool ping_pong : {false, true}) {
+    for (const test::Flavor flavor : test::all_flavors()) {
+      if (ping_pong && flavor != test::Flavor::kPlain) continue;
+      // A column tap of every reduction mode holds unit_n / 4 partials per mode beside the
+      // accumulators: past kMaxHeldFloats at every tile, so the model takes the tile holding
+      // the fewest (128x128 and smaller), where it compiles clean.
+      if (flavor == test::Flavor::kTapsColumn) continue;
+      SCOPED_TRACE(fmt::format("{}, {}", test::to_string(flavor),
+                               ping_pong ? "ping-pong 128x160" : "128x160"));
+      auto fg = test::make_flavor_graph(flavor, {.batch = 1, .m = 512, .n = 480, .k = 256});
+      ASSERT_TRUE(fg.is_ok()) << fg.status().message();
+      auto analysis = fusion::analyze(fg->graph);
+      ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
+      if (analysis->decline || recipe::check_support(analysis->program)) continue;
+      auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+      KernelTuning tuning;
+      tuning.tile_m = 128;
+      tuning.tile_n = 160;
+      tuning.ping_pong = ping_pong;
+      tuning.cluster_m = 2;
+      tuning.cluster_n = 1;
+      auto config = recipe::choose_kernel_config(*program, kH200Multiprocessors, tuning);
+      if (!config) {
+        // Only the rules that bound registers and blocks refuse a tile the kernel has.
+        EXPECT_NE(flavor, test::Flavor::kPlain) << config.status().message();
+        continue;
+      }
+      auto recipe = recipe::make_recipe(program, config.value());
+      ASSERT_TRUE(recipe.is_ok()) << recipe.status().message();
+      expect_compiles_cleanly(recipe.value());
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 8);
+
+  auto n_major = test::make_flavor_graph(
+      test::Flavor::kPlain,
+      {.batch = 1, .m = 512, .n = 480, .k = 256, .b_major = fusion::Major::kN});
+  ASSERT_TRUE(n_major.is_ok()) << n_major.status().message();
+  auto analysis = fusion::analyze(n_major->graph);
+  ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
+  KernelTuning tuning;
+  tuning.tile_m = 128;
+  tuning.tile_n = 160;
+  auto refused = recipe::choose_kernel_config(analysis->program, kH200Multiprocessors, tuning);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("is N-major; legal: a K-major B"), std::string::npos)
+      << refused.status().message();
 }
 
 class KernelCompileVariant : public testing::TestWithParam<Variant> {};

@@ -78,10 +78,14 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
       // A tile that fills its last wave much better wins: 128x192 at N = 8192 is 20.9
       // waves of 21, 128x256 15.5 of 16.
       {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 8192}, 128, 192, kM, 2, 1},
-      // At K = 512 a unit is 8 K steps and the tile switch a large share of it: ping-pong
-      // hides it behind the other consumer's MMAs (0.84-0.87 of cuBLASLt where 128x256 ran
-      // 0.78-0.84, runs 26-27).
-      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 512}, 64, 256, kP, 2, 1},
+      // At short K a unit is few K steps and the tile switch a large share of it: ping-pong
+      // hides it behind the other consumer's MMAs (64x256: 0.84-0.87 of cuBLASLt at K = 512
+      // where 128x256 ran 0.78-0.84, runs 26-27), and a plain epilogue takes 128x160 units
+      // (160 accumulators), whose 128 rows read less shared memory per MMA than 64x256: at
+      // K = 1024 215-217 us against 231-233 on 128x256 at locked clocks (docs/PERF.md run
+      // 36; K = 512 not measured on it yet).
+      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 1024}, 128, 160, kP, 2, 1},
+      {Flavor::kPlain, {.m = 8192, .n = 8192, .k = 512}, 128, 160, kP, 2, 1},
       // A GELU epilogue (~30 issue slots an element) hid behind the other consumer's MMAs in
       // ping-pong 64x256 at 4096 x 11008 x 4096 (0.87-0.95 of cuBLASLt's GELU_BIAS against
       // 0.89-0.90 on 128x256, run 27), whose 20.9 waves of 21 fill the device; 128x256's
@@ -187,6 +191,35 @@ TEST(KernelConfig, EveryFlavorFitsTheRegisterBudget) {
       EXPECT_TRUE(deeper.stages > 8 || config_violation(program, deeper).has_value());
     }
   }
+}
+
+// A unit of 160 accumulators (ping-pong 128x160) is the model's only for a light epilogue of
+// 16-bit operands: the plain bf16 GEMM at 8192^2 x 1024 takes it; a GELU epilogue and
+// several outputs (which spill there), fp8 operands and an N-major B do not; a tuning still
+// gets it where it is legal.
+TEST(KernelConfig, WideUnitsOnlyForLightEpiloguesOf16BitOperands) {
+  const FlavorShape short_k{.m = 8192, .n = 8192, .k = 1024};
+  const auto wide = [](const KernelConfig& c) { return c.unit_m() * c.unit_n() / 128 > 128; };
+  EXPECT_TRUE(wide(chosen(program_of(Flavor::kPlain, short_k), kH200Multiprocessors)));
+  FlavorShape fp8 = short_k;
+  fp8.operand_type = DataType::kFp8E4M3;
+  FlavorShape n_major = short_k;
+  n_major.b_major = fusion::Major::kN;
+  for (const auto& [flavor, shape] :
+       {std::pair{Flavor::kEpilogue, short_k}, std::pair{Flavor::kMultiOutput, short_k},
+        std::pair{Flavor::kPlain, fp8}, std::pair{Flavor::kPlain, n_major}}) {
+    SCOPED_TRACE(std::string(test::to_string(flavor)) + ": " + test::to_string(shape));
+    const KernelConfig config = chosen(program_of(flavor, shape), kH200Multiprocessors);
+    EXPECT_FALSE(wide(config)) << describe(config);
+  }
+  KernelTuning tuning;
+  tuning.tile_m = 128;
+  tuning.tile_n = 160;
+  tuning.ping_pong = true;
+  auto tuned =
+      choose_kernel_config(program_of(Flavor::kEpilogue, short_k), kH200Multiprocessors, tuning);
+  ASSERT_TRUE(tuned.is_ok()) << tuned.status().message();
+  EXPECT_TRUE(wide(tuned.value())) << describe(tuned.value());
 }
 
 // Two block-scaled GEMMs sharing A: 64x64 units, so 2 GEMMs x 2 fragments x 32 fit.

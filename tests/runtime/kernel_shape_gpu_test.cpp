@@ -187,6 +187,56 @@ TEST_F(KernelShapeGpu, PingPong64x128ComputesTwoGemmsAndHeavyEpilogues) {
   EXPECT_EQ(ran, 15);
 }
 
+// Tiles 160 columns wide: on 64x160 units (a tuning) every flavor the tile takes, and the
+// plain GEMM on ping-pong 128x160 units (160 accumulators; the model's for light epilogues
+// of 16-bit operands), bf16 and fp8, alone and in clusters, many tiles per CTA, ragged M
+// and N (N 1000: six tiles and a 40-column tail), batch 3, K 4.25 steps; bf16 sub-tiles of
+// 64-byte rows (kernels/epilogue_store.cuh), an N-major bf16 output stored directly, and
+// K = 8 (one step).
+TEST_F(KernelShapeGpu, Tile160ComputesEveryFlavor) {
+  std::uint64_t seed = 800;
+  int ran = 0;
+  const FlavorShape shape{.batch = 3, .m = 1000, .n = 1000, .k = 272};
+  for (const Flavor flavor : all_flavors()) {
+    for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+      // A product tap of every point leaves fp32's range past ~10^5 points (taps_full).
+      auto fg =
+          make_flavor_graph(flavor, flavor == Flavor::kTapsFull
+                                        ? FlavorShape{.batch = 3, .m = 200, .n = 328, .k = 272}
+                                        : shape);
+      ASSERT_TRUE(fg) << fg.status().message();
+      ran += run(fmt::format("{} 128x160 cluster {}x{}", to_string(flavor), cm, cn), fg.value(),
+                 pinned_tuning(128, 160, false, cm, cn), seed++);
+    }
+  }
+  // fp8 operands: K 2.1 steps of 128 (m64n160k32), N a multiple of 16.
+  const FlavorShape fp8{
+      .batch = 3, .m = 1000, .n = 1008, .k = 272, .operand_type = DataType::kFp8E4M3};
+  for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+    auto fg = make_flavor_graph(Flavor::kPlain, fp8);
+    ASSERT_TRUE(fg) << fg.status().message();
+    EXPECT_TRUE(run(fmt::format("plain fp8 128x160 cluster {}x{}", cm, cn), fg.value(),
+                    pinned_tuning(128, 160, false, cm, cn), seed++));
+    ++ran;
+  }
+  for (const auto& [cm, cn] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+    for (const FlavorShape& s :
+         {shape, fp8, FlavorShape{.batch = 1, .m = 520, .n = 1000, .k = 8},
+          FlavorShape{.batch = 2, .m = 300, .n = 520, .k = 272, .out_major = Major::kM}}) {
+      auto fg = make_flavor_graph(Flavor::kPlain, s);
+      ASSERT_TRUE(fg) << fg.status().message();
+      EXPECT_TRUE(run(fmt::format("plain {} 128x160 ping-pong cluster {}x{}", to_string(s), cm, cn),
+                      fg.value(), pinned_tuning(128, 160, false, cm, cn, std::nullopt, true),
+                      seed++));
+      ++ran;
+    }
+  }
+  // Every flavor but the two-GEMM ones (two 64x160 accumulators exceed 128), block-scaled
+  // (tile_n 64 or 128) and quantized (blocks of 128 columns), each on three clusters; fp8
+  // on three; four ping-pong shapes on three.
+  EXPECT_GE(ran, 10 * 3 + 3 + 12);
+}
+
 // K of 1 step to 3 x stages steps (the 128x256 ring holds 4 stages), and K tails.
 TEST_F(KernelShapeGpu, KFromOneStepToThreeRings) {
   std::uint64_t seed = 400;

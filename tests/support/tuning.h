@@ -39,7 +39,8 @@ inline constexpr KernelShape kKernelShapes[] = {{"128x256", 128, 256},
                                                 {"128x64", 128, 64},
                                                 {"128x128pp", 128, 128, false, true},
                                                 {"64x256pp", 64, 256, false, true},
-                                                {"64x128pp", 64, 128, false, true}};
+                                                {"64x128pp", 64, 128, false, true},
+                                                {"128x160pp", 128, 160, false, true}};
 
 inline KernelTuning pinned_tuning(const KernelShape& shape, int cluster_m, int cluster_n) {
   return pinned_tuning(shape.tile_m, shape.tile_n, shape.split_n, cluster_m, cluster_n,

@@ -48,7 +48,8 @@ enum class MmaType : int { kBf16, kF16, kE4M3, kE5M2 };
 inline constexpr int kWgmmaKBytes = 32;
 
 // The accumulator list of wgmma.mma_async and its "+f" operands, 32 registers (N = 64) at
-// a time: N = 64, 128, 192 and 256 take chunks 0, 0-1, 0-2 and 0-3.
+// a time: N = 64, 128, 192 and 256 take chunks 0, 0-1, 0-2 and 0-3; N = 160 takes chunks
+// 0-1 and the first half of chunk 2 (D2_HALF).
 #define FG_WGMMA_D0                                                        \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
@@ -58,11 +59,14 @@ inline constexpr int kWgmmaKBytes = 32;
 #define FG_WGMMA_D2                                                                    \
   ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define FG_WGMMA_D2_HALF \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"
 #define FG_WGMMA_D3                                                                                \
   ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define FG_WGMMA_D_N64 FG_WGMMA_D0
 #define FG_WGMMA_D_N128 FG_WGMMA_D0 FG_WGMMA_D1
+#define FG_WGMMA_D_N160 FG_WGMMA_D0 FG_WGMMA_D1 FG_WGMMA_D2_HALF
 #define FG_WGMMA_D_N192 FG_WGMMA_D0 FG_WGMMA_D1 FG_WGMMA_D2
 #define FG_WGMMA_D_N256 FG_WGMMA_D0 FG_WGMMA_D1 FG_WGMMA_D2 FG_WGMMA_D3
 #define FG_WGMMA_OUT8(d, i)                                                                       \
@@ -72,6 +76,7 @@ inline constexpr int kWgmmaKBytes = 32;
   FG_WGMMA_OUT8(d, i), FG_WGMMA_OUT8(d, i + 8), FG_WGMMA_OUT8(d, i + 16), FG_WGMMA_OUT8(d, i + 24)
 #define FG_WGMMA_OUT_N64(d) FG_WGMMA_OUT32(d, 0)
 #define FG_WGMMA_OUT_N128(d) FG_WGMMA_OUT_N64(d), FG_WGMMA_OUT32(d, 32)
+#define FG_WGMMA_OUT_N160(d) FG_WGMMA_OUT_N128(d), FG_WGMMA_OUT8(d, 64), FG_WGMMA_OUT8(d, 72)
 #define FG_WGMMA_OUT_N192(d) FG_WGMMA_OUT_N128(d), FG_WGMMA_OUT32(d, 64)
 #define FG_WGMMA_OUT_N256(d) FG_WGMMA_OUT_N192(d), FG_WGMMA_OUT32(d, 96)
 // Operands after the N / 2 accumulators: a-desc, b-desc, scale-d, then (16-bit types) the
@@ -82,6 +87,9 @@ inline constexpr int kWgmmaKBytes = 32;
 #define FG_WGMMA_SCALE_N128 "%66"
 #define FG_WGMMA_ARGS_N128 "%64, %65, p, 1, 1"
 #define FG_WGMMA_TRANS_N128 ", %67, %68"
+#define FG_WGMMA_SCALE_N160 "%82"
+#define FG_WGMMA_ARGS_N160 "%80, %81, p, 1, 1"
+#define FG_WGMMA_TRANS_N160 ", %83, %84"
 #define FG_WGMMA_SCALE_N192 "%98"
 #define FG_WGMMA_ARGS_N192 "%96, %97, p, 1, 1"
 #define FG_WGMMA_TRANS_N192 ", %99, %100"
@@ -122,7 +130,7 @@ inline constexpr int kWgmmaKBytes = 32;
 
 // The N a wgmma wrapper below covers.
 __host__ __device__ constexpr bool wgmma_n_supported(int n) {
-  return n == 64 || n == 128 || n == 192 || n == 256;
+  return n == 64 || n == 128 || n == 160 || n == 192 || n == 256;
 }
 
 // d[0 .. N/2) (+)= A(64 x K) * B(N x K)^T over one K step of kWgmmaKBytes bytes, with the
@@ -139,7 +147,7 @@ template <int N, MmaType TypeA, MmaType TypeB, int TransA, int TransB>
 __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
   static_assert(wgmma_n_supported(N),
-                "wgmma wrapper covers N = 64, 128, 192 and 256: add the shape here");
+                "wgmma wrapper covers N = 64, 128, 160, 192 and 256: add the shape here");
   constexpr bool k16 = TypeA == MmaType::kBf16 || TypeA == MmaType::kF16;
   static_assert(!k16 || TypeA == TypeB, "16-bit wgmma needs A and B of one type: cast one side");
   static_assert(k16 || TypeB == MmaType::kE4M3 || TypeB == MmaType::kE5M2,
@@ -154,6 +162,8 @@ __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long des
     FG_WGMMA_ALL_TYPES(64);
   } else if constexpr (N == 128) {
     FG_WGMMA_ALL_TYPES(128);
+  } else if constexpr (N == 160) {
+    FG_WGMMA_ALL_TYPES(160);
   } else if constexpr (N == 192) {
     FG_WGMMA_ALL_TYPES(192);
   } else {
@@ -175,6 +185,11 @@ __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long des
 #undef FG_WGMMA_SCALE_N128
 #undef FG_WGMMA_OUT_N128
 #undef FG_WGMMA_D_N128
+#undef FG_WGMMA_TRANS_N160
+#undef FG_WGMMA_ARGS_N160
+#undef FG_WGMMA_SCALE_N160
+#undef FG_WGMMA_OUT_N160
+#undef FG_WGMMA_D_N160
 #undef FG_WGMMA_TRANS_N192
 #undef FG_WGMMA_ARGS_N192
 #undef FG_WGMMA_SCALE_N192
@@ -190,6 +205,7 @@ __device__ __forceinline__ void wgmma_mma_async(float* d, unsigned long long des
 #undef FG_WGMMA_D0
 #undef FG_WGMMA_D1
 #undef FG_WGMMA_D2
+#undef FG_WGMMA_D2_HALF
 #undef FG_WGMMA_D3
 
 }  // namespace fusedgemm::kernels::ptx
