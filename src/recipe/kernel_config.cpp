@@ -435,8 +435,10 @@ int staged_sub_tiles(const fusion::FusionProgram& program, const KernelConfig& c
   const std::vector<int> staged = tma_store_outputs(program);
   if (staged.empty()) return 0;
   const int bytes = bits_of(program.buffers[program.outputs[staged[0]].buffer].data_type) / 8;
-  return config.unit_m() / kernels::kStagedRows *
-         (config.unit_n() * bytes / kernels::staged_row_bytes(config.unit_n() * bytes));
+  // 0 for a unit row no sub-tile row divides (no unit the kernel takes has one).
+  const int row_bytes = kernels::staged_row_bytes(config.unit_n() * bytes);
+  if (row_bytes == 0) return 0;
+  return config.unit_m() / kernels::kStagedRows * (config.unit_n() * bytes / row_bytes);
 }
 
 }  // namespace
