@@ -253,6 +253,24 @@ TEST(KernelCompile, BlockScaledFp8WithAHeavyEpilogue) {
   expect_compiles_cleanly(*recipe);
 }
 
+// The analyzed program of a flavor graph at `shape`; null where the graph fails to build or
+// analyze (a recorded failure) or the support gate declines it (none recorded).
+std::shared_ptr<const fusion::FusionProgram> flavor_program(test::Flavor flavor,
+                                                            const test::FlavorShape& shape) {
+  auto fg = test::make_flavor_graph(flavor, shape);
+  if (!fg) {
+    ADD_FAILURE() << fg.status().message();
+    return nullptr;
+  }
+  auto analysis = fusion::analyze(fg->graph);
+  if (!analysis) {
+    ADD_FAILURE() << analysis.status().message();
+    return nullptr;
+  }
+  if (analysis->decline || recipe::check_support(analysis->program)) return nullptr;
+  return std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+}
+
 // A tuned staging depth compiles clean on both consumer splits: 4 buffers per output (a
 // 64x256 unit's bf16 sub-tiles, half an fp32 output's), for one staged output (plain) and
 // for two (multi_output's fp32 and fp16, whose bulk groups interleave).
@@ -262,11 +280,8 @@ TEST(KernelCompile, DeeperStagingCompilesWithoutSpills) {
     for (const bool ping_pong : {false, true}) {
       SCOPED_TRACE(fmt::format("{}, {}", test::to_string(flavor),
                                ping_pong ? "ping-pong 64x256" : "128x256"));
-      auto fg = test::make_flavor_graph(flavor, {.batch = 1, .m = 512, .n = 512, .k = 256});
-      ASSERT_TRUE(fg.is_ok()) << fg.status().message();
-      auto analysis = fusion::analyze(fg->graph);
-      ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
-      auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+      const auto program = flavor_program(flavor, {.batch = 1, .m = 512, .n = 512, .k = 256});
+      ASSERT_NE(program, nullptr);
       KernelTuning tuning;
       tuning.tile_m = ping_pong ? 64 : 128;
       tuning.tile_n = 256;
@@ -298,12 +313,8 @@ TEST(KernelCompile, Tile160CompilesWithoutSpills) {
       if (flavor == test::Flavor::kTapsColumn) continue;
       SCOPED_TRACE(fmt::format("{}, {}", test::to_string(flavor),
                                ping_pong ? "ping-pong 128x160" : "128x160"));
-      auto fg = test::make_flavor_graph(flavor, {.batch = 1, .m = 512, .n = 480, .k = 256});
-      ASSERT_TRUE(fg.is_ok()) << fg.status().message();
-      auto analysis = fusion::analyze(fg->graph);
-      ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
-      if (analysis->decline || recipe::check_support(analysis->program)) continue;
-      auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
+      const auto program = flavor_program(flavor, {.batch = 1, .m = 512, .n = 480, .k = 256});
+      if (program == nullptr) continue;  // declined by the support gate (or failed above)
       KernelTuning tuning;
       tuning.tile_m = 128;
       tuning.tile_n = 160;
@@ -324,16 +335,14 @@ TEST(KernelCompile, Tile160CompilesWithoutSpills) {
   }
   EXPECT_GE(compiled, 8);
 
-  auto n_major = test::make_flavor_graph(
-      test::Flavor::kPlain,
-      {.batch = 1, .m = 512, .n = 480, .k = 256, .b_major = fusion::Major::kN});
-  ASSERT_TRUE(n_major.is_ok()) << n_major.status().message();
-  auto analysis = fusion::analyze(n_major->graph);
-  ASSERT_TRUE(analysis.is_ok()) << analysis.status().message();
+  const auto n_major =
+      flavor_program(test::Flavor::kPlain,
+                     {.batch = 1, .m = 512, .n = 480, .k = 256, .b_major = fusion::Major::kN});
+  ASSERT_NE(n_major, nullptr);
   KernelTuning tuning;
   tuning.tile_m = 128;
   tuning.tile_n = 160;
-  auto refused = recipe::choose_kernel_config(analysis->program, kH200Multiprocessors, tuning);
+  auto refused = recipe::choose_kernel_config(*n_major, kH200Multiprocessors, tuning);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.status().message().find("is N-major; legal: a K-major B"), std::string::npos)
       << refused.status().message();
