@@ -26,8 +26,9 @@
 // FUSEDGEMM_CACHE_DIR; --case (repeatable) runs only the cases it names, after the warm-up:
 // KIND one of bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, fp8_e4m3, and TILE the cost
 // model's pick where left out, else RxC (consumers sharing an R x C tile) or ppRxC
-// (ping-pong), on a 2x1 cluster: a pick checked at any shape, the model's and each tile the
-// model weighs.
+// (ping-pong), on a 2x1 cluster, with sB after it for B staging buffers a stored output
+// (e.g. pp128x160s2): a pick checked at any shape, the model's and each tile the model
+// weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -672,9 +673,16 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
   if (ping_pong) text.remove_prefix(2);
   // Any tile up to 1024 a side: the library says which ones it builds.
   const auto tile = take_pair(text, 1024);
-  if (!tile || !text.empty()) return std::nullopt;
+  if (!tile) return std::nullopt;
   c.tuning =
       tuned(static_cast<int>(tile->first), static_cast<int>(tile->second), 2, 1, false, ping_pong);
+  if (!text.empty() && text.front() == 's') {
+    text.remove_prefix(1);
+    const auto buffers = take_number(text, 8);
+    if (!buffers) return std::nullopt;
+    c.tuning = staged(*c.tuning, static_cast<int>(*buffers));
+  }
+  if (!text.empty()) return std::nullopt;
   return c;
 }
 
@@ -718,7 +726,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--case") {
       constexpr const char* kUsage =
           "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax or "
-          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC (e.g. 128x256, pp64x256)";
+          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC, then sB for B staging buffers (e.g. "
+          "128x256, pp64x256, pp128x160s2)";
       CHECK(i + 1 < argc, kUsage);
       const auto c = parse_case(argv[++i]);
       CHECK(c.has_value(), kUsage);
@@ -827,10 +836,14 @@ int main(int argc, char** argv) {
     const Alternative ping_pong_256{"ping-pong 64x256 cluster 2x1",
                                     tuned(64, 256, 2, 1, false, true)};
     const Alternative shared_128{"128x128 cluster 2x1", tuned(128, 128, 2, 1)};
-    // 160 accumulators a consumer: the model's for plain short-K GEMMs; at 4096 x 11008 x
-    // 4096 a tuning that measured 2.9% faster than the model's 128x256 (docs/PERF.md run 36).
+    // 160 accumulators a consumer: the model's for plain short-K GEMMs; at the LLM shapes a
+    // tuning that measured 1.5-4.6% faster than the model's 128x256 at five of seven
+    // (docs/PERF.md runs 36-38), where a refit of the model's shared-memory terms waits for
+    // this sweep; ping-pong 128x128 is where that refit would move row taps.
     const Alternative ping_pong_160{"ping-pong 128x160 cluster 2x1",
                                     tuned(128, 160, 2, 1, false, true)};
+    const Alternative ping_pong_128x128{"ping-pong 128x128 cluster 2x1",
+                                        tuned(128, 128, 2, 1, false, true)};
     struct PickCheck {
       Kind kind;
       std::int64_t m, n, k;
@@ -844,7 +857,13 @@ int main(int argc, char** argv) {
         {Kind::kPlain, 8192, 8192, 512, {shared_256, shared_192, ping_pong_256}},
         {Kind::kBiasGelu, 8192, 8192, 8192, {shared_256, shared_192, ping_pong_256}},
         {Kind::kBiasGelu, 4096, 11008, 4096, {shared_256, shared_192, ping_pong_256}},
-        {Kind::kRowAmax, 8192, 8192, 1024, {shared_256, shared_192, ping_pong_256}},
+        {Kind::kRowAmax,
+         8192,
+         8192,
+         1024,
+         {shared_256, shared_192, ping_pong_256, ping_pong_128x128}},
+        {Kind::kBiasGelu, 4096, 14336, 4096, {shared_256, ping_pong_256}},
+        {Kind::kGatedMlp, 128, 4096, 4096, {{"128x64 cluster 1x2", tuned(128, 64, 1, 2)}}},
         {Kind::kPlain, 128, 11008, 4096, {{"128x128 cluster 1x2", tuned(128, 128, 1, 2)}}},
         {Kind::kPlain, 512, 4096, 4096, {shared_128}},
         {Kind::kFp8, 8192, 8192, 1024, {shared_256}},
@@ -876,7 +895,8 @@ int main(int argc, char** argv) {
                                  {11008, 4096},
                                  {4096, 11008},
                                  {14336, 4096}}) {
-        llm.push_back({Kind::kPlain, m, n, k, {shared_256, shared_128, ping_pong_256}});
+        llm.push_back(
+            {Kind::kPlain, m, n, k, {shared_256, shared_128, ping_pong_256, ping_pong_160}});
       }
     }
     run_checks(llm, "LLM pick", 1);

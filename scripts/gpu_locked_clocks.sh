@@ -52,4 +52,5 @@ for selection in "$@"; do
     done
   done
 done
-column -s, -t < "$csv"
+# The GPU machine's image has no `column`: the CSV as it is there.
+if command -v column >/dev/null; then column -s, -t < "$csv"; else cat "$csv"; fi

@@ -47,8 +47,8 @@ struct KernelTuning {
   std::optional<int> cluster_n;  // ... along N, sharing A: 1 or 2 (not both 2)
   std::optional<int> stages;     // shared-memory ring depth
   // Staging buffers per TMA-stored output and consumer, 1 to 8 (8 KB each, taken from the
-  // ring): with more, a consumer's epilogue waits less for the stores before it; default 2
-  // where the consumers share a tile, 1 for ping-pong.
+  // ring): with more, a consumer's epilogue waits less for the stores before it; default 2,
+  // but 1 for a ping-pong tile whose ring would lose a stage to the second.
   std::optional<int> staging_buffers;
   // Staging also borrowed from the ring stage a tile's last K step read (kernel kinds where
   // both consumers share each tile and one output is staged with 2 or more buffers): on by

@@ -3,7 +3,7 @@
 // one 128-byte row of columns) one thread stores the sub-tile with a TMA bulk copy. With T >= 2
 // buffers the warpgroup computes the next sub-tiles into the others meanwhile (a sub-tile waits
 // only for the store T - 1 before it; with as many buffers as the unit has sub-tiles, for none
-// of its unit's); with one (ping-pong, whose epilogue is off the critical path) it waits for the
+// of its unit's); with one (a ping-pong tile whose ring has no room for two) it waits for the
 // copy to read it. Whole 128-byte lines reach L2, where direct stores from the fragment write 16
 // bytes of a row per quad (2x the L2 store sectors of cuBLASLt's TMA stores at 4096^3: ncu on the
 // H200, 2026-12-03). Device code; no host headers (NVRTC).

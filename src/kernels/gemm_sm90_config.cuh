@@ -20,7 +20,7 @@
 //     static constexpr int kGemmB[kGemmCount] = {1};  // ... and of its B
 //     static constexpr int kEpilogueScratchBytes = 0;  // per consumer warpgroup
 //     static constexpr int kStagedOutputs = 1;  // outputs staged for TMA stores
-//     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; 1 for ping-pong)
+//     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; default 2)
 //     static constexpr int kBorrowedBuffers = 2;  // per consumer, from the last K step's stage
 //     static constexpr int kStoresAfterBorrowed = 2;  // a unit's stores after the borrowed ones
 //   };

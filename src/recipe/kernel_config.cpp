@@ -28,8 +28,9 @@ constexpr int kMaxPingPongAccumulators = 160;
 // (3), a row scale (4.5) and a residual add (6) compiled with 0 spills, several outputs (9),
 // aux_bias (10+) and bias + GELU (18) spilled 52-140 bytes.
 constexpr double kLightEpilogueSlots = 6.0;
-// ... and for 16-bit operands: the fp8 kernel of that unit (m64n160k32) compiles clean but
-// has not yet run on a GPU (KernelShapeGpu.Tile160ComputesEveryFlavor runs it next).
+// ... and for 16-bit operands: fp8's m64n160k32 kernel computes right (KernelShapeGpu) but
+// measured slower than its 128x256 tiles at locked clocks (H100, docs/PERF.md run 37: 4096^3
+// 126.6 us against 118.8, 8192^3 803.6 against 787.3).
 constexpr int kWideUnitOperandBits = 16;
 // Accumulators plus the epilogue's per-thread arrays (a quantized output's held values, a
 // tap's per-row and per-column partials): what 232 registers hold without spills (ptxas
@@ -424,8 +425,13 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
   return staged;
 }
 
-int default_staging_buffers(ConsumerSplit split) {
-  return split == ConsumerSplit::kPingPong ? 1 : 2;
+int default_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config) {
+  if (config.split != ConsumerSplit::kPingPong) return 2;
+  KernelConfig one = config;
+  one.staging_buffers = 1;
+  KernelConfig two = config;
+  two.staging_buffers = 2;
+  return max_stages(program, two) < max_stages(program, one) ? 1 : 2;
 }
 
 namespace {
@@ -578,7 +584,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     c.tile_m = shape.tile_m;
     c.tile_n = shape.tile_n;
     c.split = shape.split;
-    c.staging_buffers = tuning.staging_buffers.value_or(default_staging_buffers(shape.split));
+    c.staging_buffers = tuning.staging_buffers.value_or(default_staging_buffers(program, c));
     c.stages = tuning.stages.value_or(std::max(kMinStages, max_stages(program, c)));
     if (tuning.cluster_m || tuning.cluster_n) {
       c.cluster_m = tuning.cluster_m.value_or(1);

@@ -84,13 +84,15 @@ std::int64_t kernel_shared_bytes(const fusion::FusionProgram& program, const Ker
 std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
 
 // Staging buffers per TMA-stored output and consumer (KernelConfig::staging_buffers) unless
-// KernelTuning sets them: 2 where the consumers share each tile (a sub-tile is written
-// while the store of the one before still reads; the epilogue is on the tile's critical
-// path), 1 for ping-pong, whose epilogue overlaps the other consumer's MMAs: the 8 KB go to
-// the ring instead (64x256: 5 stages, not 4). With B buffers a sub-tile waits only for the
-// store B - 1 sub-tiles before it; as many as a unit has sub-tiles, a unit waits for none of
-// its own stores, only, at its start, for the previous unit's.
-int default_staging_buffers(ConsumerSplit split);
+// KernelTuning sets them, for `config`'s tile and split: 2 (a sub-tile is written while the
+// store of the one before still reads), but 1 for a ping-pong tile whose ring would lose a
+// stage to the second (64x256: 5 stages, not 4), where the epilogue overlaps the other
+// consumer's MMAs. With one, each sub-tile waits for its own store's read: ten times a unit
+// of ping-pong 128x160 (sub-tiles of 64-byte rows), longer than the other consumer's K
+// steps at K = 512 (docs/PERF.md run 38). With B buffers a sub-tile waits only for the store
+// B - 1 sub-tiles before it; as many as a unit has sub-tiles, a unit waits for none of its
+// own stores, only, at its start, for the previous unit's.
+int default_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config);
 
 // Staging buffers a consumer's epilogue borrows from the ring stage its unit's last K step
 // read (KernelConfig::borrowed_buffers): a tile's stage is free once both consumers' MMAs on

@@ -195,8 +195,8 @@ TEST(KernelConfig, EveryFlavorFitsTheRegisterBudget) {
 
 // A unit of 160 accumulators (ping-pong 128x160) is the model's only for a light epilogue of
 // 16-bit operands: the plain bf16 GEMM at 8192^2 x 1024 takes it; a GELU epilogue and
-// several outputs (which spill there), fp8 operands and an N-major B do not; a tuning still
-// gets it where it is legal.
+// several outputs (which spill there), fp8 operands (measured slower on it) and an N-major B
+// do not; a tuning still gets it where it is legal.
 TEST(KernelConfig, WideUnitsOnlyForLightEpiloguesOf16BitOperands) {
   const FlavorShape short_k{.m = 8192, .n = 8192, .k = 1024};
   const auto wide = [](const KernelConfig& c) { return c.unit_m() * c.unit_n() / 128 > 128; };
@@ -220,6 +220,33 @@ TEST(KernelConfig, WideUnitsOnlyForLightEpiloguesOf16BitOperands) {
       choose_kernel_config(program_of(Flavor::kEpilogue, short_k), kH200Multiprocessors, tuning);
   ASSERT_TRUE(tuned.is_ok()) << tuned.status().message();
   EXPECT_TRUE(wide(tuned.value())) << describe(tuned.value());
+}
+
+// Ping-pong keeps a second staging buffer where the ring loses no stage to it: 128x160's
+// unit stores ten sub-tiles of 64-byte rows, each waiting for its own store's read with one
+// buffer (8192^2 x 512: 132.2 us with one, 120.1 with two at locked clocks, docs/PERF.md run
+// 38); 64x256's ring would go from 5 stages to 4. Consumers sharing a tile keep 2.
+TEST(KernelConfig, PingPongStagesTwoBuffersWhereTheRingKeepsItsStages) {
+  const auto program = program_of(Flavor::kPlain, {.m = 8192, .n = 8192, .k = 512});
+  const KernelConfig wide = chosen(program, kH200Multiprocessors);
+  ASSERT_EQ(wide.split, ConsumerSplit::kPingPong) << describe(wide);
+  ASSERT_EQ(wide.tile_n, 160) << describe(wide);
+  EXPECT_EQ(wide.staging_buffers, 2) << describe(wide);
+  KernelConfig one = wide;  // one buffer would not make room for a stage more
+  one.staging_buffers = 1;
+  ++one.stages;
+  EXPECT_TRUE(config_violation(program, one).has_value()) << describe(one);
+
+  const KernelConfig narrow = chosen(program, kH200Multiprocessors,
+                                     test::pinned_tuning(64, 256, false, 2, 1, std::nullopt, true));
+  EXPECT_EQ(narrow.staging_buffers, 1) << describe(narrow);
+  KernelConfig two = narrow;  // two buffers would not fit beside its stages
+  two.staging_buffers = 2;
+  EXPECT_TRUE(config_violation(program, two).has_value()) << describe(two);
+
+  const KernelConfig shared =
+      chosen(program, kH200Multiprocessors, test::pinned_tuning(128, 256, false, 2, 1));
+  EXPECT_EQ(shared.staging_buffers, 2) << describe(shared);
 }
 
 // Two block-scaled GEMMs sharing A: 64x64 units, so 2 GEMMs x 2 fragments x 32 fit.
@@ -290,7 +317,7 @@ TEST(KernelConfig, PingPongUnitsAreWholeTiles) {
       << refused.status().message();
 }
 
-// Staging buffers: 2 by default where the consumers share a tile, 1 for ping-pong; a tuned
+// Staging buffers: 2 by default where the consumers share a tile (ping-pong: above); a tuned
 // count takes its 8 KB per buffer from the ring (128x256 with 4: 3 stages, not 4), and a
 // count past 1..8 is refused by name.
 TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
@@ -300,9 +327,6 @@ TEST(KernelConfig, StagingBuffersComeOutOfTheRing) {
   EXPECT_EQ(two.staging_buffers, 2);
   EXPECT_EQ(two.stages, 4);
   EXPECT_EQ(store_staging_bytes(program, two), 2 * kernels::kStagedBufferBytes);
-  KernelTuning pp;
-  pp.ping_pong = true;
-  EXPECT_EQ(chosen(program, kH200Multiprocessors, pp).staging_buffers, 1);
   KernelTuning four = tile;
   four.staging_buffers = 4;  // a 64x256 unit's sub-tiles: no wait inside a unit
   const KernelConfig deep = chosen(program, kH200Multiprocessors, four);

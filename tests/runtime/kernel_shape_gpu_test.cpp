@@ -270,19 +270,21 @@ TEST_F(KernelShapeGpu, StoresThroughTmaOrDirectlyByTheCallsLayout) {
 // the store B - 1 before it and a unit for the previous unit's stores. More tiles than CTAs
 // (144 to 288 at 1100 x 1800 x 2), so units follow units on one CTA; one staged output
 // (plain, the bf16 GELU epilogue) and two (multi_output's fp32 and fp16, the group waits
-// interleaved), row halves and ping-pong, TMA-stored rows of 3,600 to 7,200 bytes.
+// interleaved), row halves and ping-pong, TMA-stored rows of 3,600 to 7,200 bytes; ping-pong
+// 128x160's sub-tiles of 64-byte rows, five to a unit row.
 TEST_F(KernelShapeGpu, DeeperStagingStoresEveryUnit) {
   std::uint64_t seed = 900;
   const std::vector<std::pair<const char*, KernelTuning>> tiles = {
       {"128x256 2x1", pinned_tuning(128, 256, false, 2, 1)},
       {"ping-pong 64x256 2x1", pinned_tuning(64, 256, false, 2, 1, std::nullopt, true)},
-      {"ping-pong 128x128", pinned_tuning(128, 128, false, 1, 1, std::nullopt, true)}};
+      {"ping-pong 128x128", pinned_tuning(128, 128, false, 1, 1, std::nullopt, true)},
+      {"ping-pong 128x160 2x1", pinned_tuning(128, 160, false, 2, 1, std::nullopt, true)}};
   for (const Flavor flavor : {Flavor::kPlain, Flavor::kEpilogue, Flavor::kMultiOutput}) {
     auto fg = make_flavor_graph(flavor, {.batch = 2, .m = 1100, .n = 1800, .k = 200});
     ASSERT_TRUE(fg) << fg.status().message();
     for (const auto& [name, tile] : tiles) {
       // Two staged outputs of 8 buffers each do not fit beside a ring.
-      for (const int buffers : {3, 4, flavor == Flavor::kMultiOutput ? 4 : 8}) {
+      for (const int buffers : {2, 3, 4, flavor == Flavor::kMultiOutput ? 4 : 8}) {
         KernelTuning tuning = tile;
         tuning.staging_buffers = buffers;
         EXPECT_TRUE(
