@@ -125,10 +125,8 @@ struct GemmSm90 {
   static constexpr int kKSteps = Layout::kTileKBytes / ptx::kWgmmaKBytes;  // MMAs per stage
   // K-rows one MMA step advances in an MN-major tile (16 for 16-bit types).
   static constexpr int kMmaKElems = ptx::kWgmmaKBytes / Layout::kElementBytes;
-  // Accumulators per consumer thread (per GEMM: kUnitM * kUnitN / 128); past 128 too few of
-  // kConsumerRegisters remain for addresses and the epilogue, past 160 even in a ping-pong
-  // unit of one GEMM (no split path, one tile's schedule: recipe::config_violation).
-  static constexpr int kMaxAccumulators = Layout::kPingPong && kGemms == 1 ? 160 : 128;
+  // Accumulators per consumer thread, every GEMM's together: kernels::max_accumulators.
+  static constexpr int kMaxAccumulators = max_accumulators(Layout::kPingPong, kGemms);
   // How long a DEBUG build waits on a barrier before declaring it hung: a stage's loads
   // take microseconds, so 2 s only ever trips on a hang.
   static constexpr unsigned long long kDebugWaitNs = 2000000000ull;

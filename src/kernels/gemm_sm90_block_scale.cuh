@@ -39,7 +39,7 @@ struct PromoteBlockScales {
   static constexpr int kScaleBlockK = 128;
   static constexpr int kScaleBlockN = 128;
   // acc and tmp are both live across the MMAs: two fp32 fragments per GEMM.
-  static constexpr int kMaxAccumulators = 128;
+  static constexpr int kMaxAccumulators = max_accumulators(Kernel::Layout::kPingPong, 2 * kGemms);
 
   static_assert(Kernel::Layout::kTileK == kScaleBlockK,
                 "a block-scaled K step must be one 128-wide scale block: keep the fp8 TileK at "

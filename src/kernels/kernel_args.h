@@ -40,6 +40,15 @@ FG_HOST_DEVICE constexpr int staged_row_bytes(int unit_row_bytes) {
                                                        : 0;
 }
 
+// Accumulators one consumer thread holds, every GEMM's fragments together (a block-scaled
+// mainloop keeps two fp32 fragments a GEMM). Past 128 too few of a consumer's 232 registers
+// remain for addresses and the epilogue, except in a ping-pong unit of one GEMM and one
+// fragment, which holds one tile's schedule and no split path: up to 160 (ping-pong 128x160).
+// The host's recipe::config_violation and the kernels' static_asserts read this one function.
+FG_HOST_DEVICE constexpr int max_accumulators(bool ping_pong, int fragments) {
+  return ping_pong && fragments == 1 ? 160 : 128;
+}
+
 // A CUtensorMap as the driver encodes it (128 opaque bytes, 64-byte aligned), so device code
 // needs no cuda.h. The CUDA device encodes one per TMA-read operand and TMA-stored output
 // from the call's address and layout, at bind or launch (docs/PERF.md).

@@ -15,14 +15,11 @@
 namespace fusedgemm::recipe {
 namespace {
 
-// Accumulators one consumer thread holds per GEMM: unit_m * unit_n / 128. Past 128 (with a
-// block-scaled mainloop's second fragment counted) too few of the consumer's 232 registers
-// remain for addresses and the epilogue, except in a ping-pong unit of one GEMM, which
-// holds one tile's schedule and no split path: ping-pong 128x160 (cuBLASLt's tile at 4096 x
-// 11008 x 4096) compiles plain, fp8, row-scaled and residual epilogues with 0 spills (ptxas
-// 13.0), and bias + GELU with 52 bytes (takes_wide_unit keeps the model off it there).
-constexpr int kMaxAccumulators = 128;
-constexpr int kMaxPingPongAccumulators = 160;
+// The accumulators a consumer thread holds past which the model takes a unit only for a light
+// epilogue (takes_wide_unit): kernels::max_accumulators allows ping-pong 128x160 (cuBLASLt's
+// tile at 4096 x 11008 x 4096), which compiles plain, fp8, row-scaled and residual epilogues
+// with 0 spills (ptxas 13.0), and bias + GELU with 52 bytes.
+constexpr int kMaxAccumulators = kernels::max_accumulators(false, 1);
 // The model takes a unit past kMaxAccumulators only for an epilogue of at most these issue
 // slots an element (epilogue_slots): fitted to ptxas 13.0 on ping-pong 128x160, where plain
 // (3), a row scale (4.5) and a residual add (6) compiled with 0 spills, several outputs (9),
@@ -494,14 +491,13 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
     }
   }
   const int accumulators = fragments * gemms * c.unit_m() * c.unit_n() / kThreadsPerConsumer;
-  const bool lone_ping_pong = c.split == ConsumerSplit::kPingPong && gemms * fragments == 1;
-  const int most_accumulators = lone_ping_pong ? kMaxPingPongAccumulators : kMaxAccumulators;
-  if (accumulators > most_accumulators) {
+  const bool ping_pong = c.split == ConsumerSplit::kPingPong;
+  if (accumulators > kernels::max_accumulators(ping_pong, gemms * fragments)) {
     return fmt::format(
         "{}: {} GEMM(s) x {} fragment(s) x {} accumulators per consumer thread; legal: at most "
         "{} ({} in a ping-pong unit of one GEMM)",
-        tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer, kMaxAccumulators,
-        kMaxPingPongAccumulators);
+        tile, gemms, fragments, c.unit_m() * c.unit_n() / kThreadsPerConsumer,
+        kernels::max_accumulators(false, 1), kernels::max_accumulators(true, 1));
   }
   if (block_scaled(program) &&
       (c.split != ConsumerSplit::kM || (c.tile_n != 64 && c.tile_n != 128))) {
