@@ -836,10 +836,9 @@ int main(int argc, char** argv) {
     const Alternative ping_pong_256{"ping-pong 64x256 cluster 2x1",
                                     tuned(64, 256, 2, 1, false, true)};
     const Alternative shared_128{"128x128 cluster 2x1", tuned(128, 128, 2, 1)};
-    // 160 accumulators a consumer: the model's for plain short-K GEMMs; at the LLM shapes a
-    // tuning that measured 1.5-4.6% faster than the model's 128x256 at five of seven
-    // (docs/PERF.md runs 36-38), where a refit of the model's shared-memory terms waits for
-    // this sweep; ping-pong 128x128 is where that refit would move row taps.
+    // 160 accumulators a consumer: the model's for plain GEMMs up to K = 4096 since the
+    // refit of its shared-memory terms (docs/PERF.md run 39); ping-pong 128x128 is where
+    // that refit took bias + GELU and fp8 at short K.
     const Alternative ping_pong_160{"ping-pong 128x160 cluster 2x1",
                                     tuned(128, 160, 2, 1, false, true)};
     const Alternative ping_pong_128x128{"ping-pong 128x128 cluster 2x1",

@@ -29,6 +29,11 @@ constexpr double kLightEpilogueSlots = 6.0;
 // measured slower than its 128x256 tiles at locked clocks (H100, docs/PERF.md run 37: 4096^3
 // 126.6 us against 118.8, 8192^3 803.6 against 787.3).
 constexpr int kWideUnitOperandBits = 16;
+// ... and up to this K: at 16384^3 ping-pong 128x160 ran 6-18% behind 128x256 (locked clocks,
+// H100, docs/PERF.md run 39), which the model saw 3% ahead on its fuller last wave. Its tiles
+// read 20% more operand bytes per MMA from L2, a cost the model does not weigh; at K 512-4096
+// it ran 3-6% ahead (runs 38-39).
+constexpr std::int64_t kWideUnitMaxK = 4096;
 // Accumulators plus the epilogue's per-thread arrays (a quantized output's held values, a
 // tap's per-row and per-column partials): what 232 registers hold without spills (ptxas
 // 13.0 on every example, tests/api/kernel_compile_test.cpp). A preference, not a limit: a
@@ -50,20 +55,21 @@ constexpr int kThreadsPerConsumer = 128;
 // K-major (an MN-major box is 64 elements wide).
 constexpr int kUnitWidths[] = {64, 128, 160, 192, 256};
 
-// Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share
-// (Hopper: 32 banks of 4 bytes), and the MMA work an SM does per clock (dense 16-bit).
-constexpr double kSharedBytesPerClock = 128.0;
-// What a byte TMA writes costs against a byte wgmma reads: fitted, not derived. At 0 the
-// model called 64x128 units MMA-bound, which ran at 0.67-0.79 (docs/PERF.md run 8, N =
-// 14336). At 0.5 (fitted to run 7, whose shared 128x256 tiles still ran 0.90-0.94 of
-// cuBLASLt) ping-pong 64x256 was MMA-bound and won on its fuller last wave, but beside
-// today's 128x256 it ran 0.67-0.68 of cuBLASLt at 16384^3 where 128x256 ran 1.00-1.03,
-// 0.79-0.87 against 0.96 for bias + GELU at 8192^3, and 0.81-0.85 against 0.93-0.95 at
-// 4096 x 11008 x 4096 (run 26). At 0.75 its mainloop is shared-memory-bound at 0.91 of the
-// MMA rate and the shared tiles win those (run 27: 1.00-1.01, 0.96-0.97, 0.94-0.95), while
-// ping-pong keeps the epilogues it hides: bias + GELU at 4096 x 11008 x 4096 (0.87-0.95
-// against 0.89-0.90) and a row tap at K = 1024 (0.89-0.93 against 0.85-0.87).
-constexpr double kTmaWriteWeight = 0.75;
+// Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share, and
+// what a byte TMA writes costs against a byte wgmma reads: fitted, not derived (Hopper's 32
+// banks of 4 bytes serve 128 a clock; wgmma's operand path evidently more). Fitted to the
+// per-MMA rates measured at locked clocks (H100, docs/PERF.md runs 36-39): shared 128x128
+// units 9% below the MMA rate, ping-pong 64x256 6-14% below, ping-pong 128x160, 128x192 and
+// 128x256 at it. The earlier fit (128 bytes, TMA at 0.75; runs 26-27) saw ping-pong 128x160
+// 4% below the MMA rate and gave 128x256 the LLM projections where ping-pong 128x160 ran
+// 3-5% faster. Against that fit, in one run (run 39, 32 shapes whose pick moved): plain bf16
+// at K <= 4096 3-6% faster on ping-pong 128x160, bias + GELU 1-5% and fp8 2-10% faster on
+// ping-pong 128x128 than on ping-pong 64x256, a row tap at K = 4096 5-6% faster on 128x256,
+// the gated MLP at decode-size M 1.5-3% faster on 128x64 (one shape 2.7% slower) and even
+// at K = 1024 on 128x128.
+constexpr double kSharedBytesPerClock = 176.0;
+constexpr double kTmaWriteWeight = 1.5;
+// The MMA work an SM does per clock (dense 16-bit).
 constexpr double kMmaFlopsPerClock = 4096.0;
 // Issue slots of the epilogue per element on one SM sub-partition: an fp32 instruction
 // issues a warp per clock; the SFU (ex2, rcp, tanh, lg2, rsqrt, sqrt) serves 16 lanes per SM
@@ -77,11 +83,13 @@ constexpr double kStoreSlots = 2.0;     // convert, then store to staging or glo
 constexpr double kAuxLoadSlots = 2.0;   // load and convert
 constexpr double kTapSlots = 3.0;       // combine, then a share of the cross-lane reduction
 constexpr double kQuantizeSlots = 4.0;  // block amax, scale, convert, store
-// What a tile with taps adds once, whatever their number: kernels/tap_commit.cuh's fences
-// around the partials and the group counter's arrival, about 2 us. Fitted to the H200
-// (docs/PERF.md run 14): GEMM + row-amax at 8192 x 8192 x 1024 ran 0.80 of the unfused
-// sequence on 128x256 tiles and 0.89 in ping-pong, which hides it behind the other
-// consumer's MMAs.
+// What a tile of 64-row units with taps adds once, whatever their number:
+// kernels/tap_commit.cuh's fences around the partials and the group counter's arrival,
+// about 2 us. Fitted to the H200 (docs/PERF.md run 14): GEMM + row-amax at 8192 x 8192 x
+// 1024 ran 0.80 of the unfused sequence on 128x256 tiles and 0.89 in ping-pong, which hides
+// it behind the other consumer's MMAs. A unit of 128 rows pays it four times (fitted, run 39):
+// ping-pong 128x128 ran 6.5% behind ping-pong 64x256 at 8192^2 x 1024 and 17% at 16384 x
+// 8192 x 512, where its mainloop no longer hides it, and 1-7% ahead at K 2048-4096.
 constexpr double kTapArrivalClocks = 4000.0;
 // What a CTA loses per tile besides its K steps and epilogue: draining the last wgmma
 // group, the consumers' hand-off and the ring's first loads of the next tile. Fitted to the
@@ -95,6 +103,8 @@ constexpr double kTileSwitchClocks = 2000.0;
 // shared 128x128 tiles, measured 0.05-0.07 behind ping-pong 64x128 (run 22); at 0 plain
 // 4096 x 11008 x 4096 tied ping-pong 64x256 with 128x256, measured 0.08-0.12 apart. At 0.5
 // ping-pong 64x256 takes 8192^2 x 512 (0.84-0.87 against 128x256's 0.78-0.84, runs 26-27).
+// (With today's shared-memory fit the gated MLP at K = 1024 takes 128x128 again; it now
+// measures even with ping-pong 64x128, run 39.)
 constexpr double kPingPongSwitchShare = 0.5;
 // A ping-pong CTA that runs one unit issues it from one consumer warpgroup: measured 0.82 of
 // cuBLASLt with ping-pong 64x256 at 512 x 4096 x 4096 (one wave) where shared 128x128 tiles
@@ -229,11 +239,8 @@ double pointwise_slots(PointwiseMode mode) {
     case PointwiseMode::kIdentity: return 0;
     case PointwiseMode::kGeluTanh:
       return kSfuSlots + 5;  // tanh, 5 fp32 ops
-    // tanh and 3 fp32 ops, but held at the two-SFU-op cost it had: below ~19.5 slots the
-    // model moves the gated MLP at 8192^2 x 1024 to shared 128x128 tiles, which measured 2.7%
-    // behind its ping-pong 64x128 pick (docs/PERF.md run 32): the model's two-GEMM ping-pong
-    // mainloop is slower than the chip's by about that much, and this keeps the measured pick
-    // until that term is refit.
+    // tanh and 3 fp32 ops, but held at the two-SFU-op cost it had: the silu * mul epilogue
+    // of the gated MLP was fitted at it (docs/PERF.md runs 32 and 39).
     case PointwiseMode::kSilu: return 2 * kSfuSlots + 4;
     case PointwiseMode::kSigmoid: return 2 * kSfuSlots + 4;  // e^-x, rcp
     case PointwiseMode::kGeluErf:
@@ -280,7 +287,7 @@ double epilogue_slots(const fusion::FusionProgram& program) {
 
 // Whether the model may give `program` a unit past kMaxAccumulators accumulators.
 bool takes_wide_unit(const fusion::FusionProgram& program) {
-  return !program.operands.empty() &&
+  return !program.operands.empty() && program.problem.k <= kWideUnitMaxK &&
          bits_of(program.buffers[program.operands[0].buffer].data_type) == kWideUnitOperandBits &&
          epilogue_slots(program) <= kLightEpilogueSlots;
 }
@@ -291,8 +298,9 @@ bool takes_wide_unit(const fusion::FusionProgram& program) {
 double epilogue_clocks(const fusion::FusionProgram& program, const KernelConfig& c) {
   const double warps_per_partition = c.split == ConsumerSplit::kPingPong ? 1.0 : 2.0;
   const double per_thread = static_cast<double>(c.unit_m()) * c.unit_n() / kThreadsPerConsumer;
+  const double row_groups = c.unit_m() / 64.0;
   return warps_per_partition * per_thread * epilogue_slots(program) +
-         (program.taps.empty() ? 0.0 : kTapArrivalClocks);
+         (program.taps.empty() ? 0.0 : kTapArrivalClocks * row_groups * row_groups);
 }
 
 // Clocks of one unsplit tile's K steps at K = `k`.
