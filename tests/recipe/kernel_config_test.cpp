@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusedgemm/graph.h"
 #include "fusedgemm/graph_json.h"
 #include "fusion/analyze.h"
 #include "kernels/kernel_args.h"
@@ -135,6 +136,42 @@ TEST(KernelConfig, PicksTheTileByWavesAndSharedMemoryTraffic) {
     EXPECT_EQ(config.threads, 384);
     EXPECT_EQ(config.sm_count, kH200Multiprocessors);
   }
+}
+
+// One row-amax tap (the benchmark's GEMM + row-amax): a tap's arrival is exposed where the
+// other consumer's K steps are shorter than it, and a 128-row unit exposes more of it. Ping-pong
+// 128x128 ran 6.1% behind ping-pong 64x256 at 8192^2 x 1024 and 5-6% ahead of it at K =
+// 4096, where 128x256 ran faster still (locked clocks, docs/PERF.md run 39).
+TEST(KernelConfig, RowTapsTake64RowPingPongUnitsAtShortK) {
+  const auto row_amax = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    Graph g;
+    const auto input = [&](const char* name, std::vector<std::int64_t> dims,
+                           std::vector<std::int64_t> strides) {
+      return g.tensor(TensorAttributes()
+                          .set_name(name)
+                          .set_dim(std::move(dims))
+                          .set_stride(std::move(strides))
+                          .set_data_type(DataType::kBFloat16));
+    };
+    Tensor d = g.matmul(input("A", {1, m, k}, {m * k, k, 1}), input("B", {1, k, n}, {k * n, 1, k}));
+    d->set_name("D").set_data_type(DataType::kBFloat16).set_output(true);
+    d->set_dim({1, m, n}).set_stride({m * n, n, 1});
+    Tensor amax = g.reduction(d, ReductionAttributes().set_mode(ReductionMode::kAmax));
+    amax->set_name("T").set_dim({1, m, 1}).set_stride({m, 1, 1}).set_output(true);
+    amax->set_data_type(DataType::kFloat32);
+    EXPECT_TRUE(g.validate());
+    auto analysis = fusion::analyze(g);
+    EXPECT_TRUE(analysis) << analysis.status().message();
+    return analysis ? analysis->program : fusion::FusionProgram{};
+  };
+  for (const auto& [m, k] : {std::pair<std::int64_t, std::int64_t>{8192, 1024}, {16384, 512}}) {
+    const KernelConfig config = chosen(row_amax(m, 8192, k), kH200Multiprocessors);
+    EXPECT_EQ(config.split, ConsumerSplit::kPingPong) << describe(config);
+    EXPECT_EQ(config.unit_m(), 64) << describe(config);
+  }
+  const KernelConfig long_k = chosen(row_amax(4096, 14336, 4096), kH200Multiprocessors);
+  EXPECT_EQ(long_k.split, ConsumerSplit::kM) << describe(long_k);
+  EXPECT_EQ(long_k.tile_n, 256) << describe(long_k);
 }
 
 // A scalar aux is read once per unit, so it costs a tile nothing per element: fp8 with
