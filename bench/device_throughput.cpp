@@ -26,9 +26,9 @@
 // FUSEDGEMM_CACHE_DIR; --case (repeatable) runs only the cases it names, after the warm-up:
 // KIND one of bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, fp8_e4m3, and TILE the cost
 // model's pick where left out, else RxC (consumers sharing an R x C tile) or ppRxC
-// (ping-pong), on a 2x1 cluster, with sB after it for B staging buffers a stored output
-// (e.g. pp128x160s2): a pick checked at any shape, the model's and each tile the model
-// weighs.
+// (ping-pong), on a 2x1 cluster unless cMxN follows (1x1, 1x2, 2x1), then rS for a ring of
+// S stages and sB for B staging buffers a stored output (e.g. pp128x128c1x2r6s1): a pick
+// checked at any shape, the model's and each tile the model weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -676,6 +676,19 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
   if (!tile) return std::nullopt;
   c.tuning =
       tuned(static_cast<int>(tile->first), static_cast<int>(tile->second), 2, 1, false, ping_pong);
+  if (!text.empty() && text.front() == 'c') {
+    text.remove_prefix(1);
+    const auto cluster = take_pair(text, 2);
+    if (!cluster) return std::nullopt;
+    c.tuning->cluster_m = static_cast<int>(cluster->first);
+    c.tuning->cluster_n = static_cast<int>(cluster->second);
+  }
+  if (!text.empty() && text.front() == 'r') {
+    text.remove_prefix(1);
+    const auto stages = take_number(text, 16);
+    if (!stages) return std::nullopt;
+    c.tuning->stages = static_cast<int>(*stages);
+  }
   if (!text.empty() && text.front() == 's') {
     text.remove_prefix(1);
     const auto buffers = take_number(text, 8);
@@ -726,8 +739,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--case") {
       constexpr const char* kUsage =
           "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax or "
-          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC, then sB for B staging buffers (e.g. "
-          "128x256, pp64x256, pp128x160s2)";
+          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC, then cMxN for the cluster (default "
+          "2x1), rS for S ring stages, sB for B staging buffers (e.g. 128x256, pp64x256, "
+          "pp128x160s2, pp128x128c1x2r6)";
       CHECK(i + 1 < argc, kUsage);
       const auto c = parse_case(argv[++i]);
       CHECK(c.has_value(), kUsage);
