@@ -23,12 +23,13 @@
 // cases'); --separated follows every timed call with an empty kernel, so that neither
 // library's launch overlaps the one before (what back to back gains over alone);
 // --compile-only builds every plan on the compile-only device (no GPU needed) to warm
-// FUSEDGEMM_CACHE_DIR; --case (repeatable) runs only the cases it names, after the warm-up:
-// KIND one of bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, fp8_e4m3, and TILE the cost
-// model's pick where left out, else RxC (consumers sharing an R x C tile) or ppRxC
-// (ping-pong), on a 2x1 cluster unless cMxN follows (1x1, 1x2, 2x1), then rS for a ring of
-// S stages and sB for B staging buffers a stored output (e.g. pp128x128c1x2r6s1): a pick
-// checked at any shape, the model's and each tile the model weighs.
+// FUSEDGEMM_CACHE_DIR and prints each case's kernel configuration; --case (repeatable) runs
+// only the cases it names, after the warm-up: KIND one of bf16, bias+gelu_tanh, gated_mlp,
+// gemm+row_amax, fp8_e4m3, and TILE the cost model's pick where left out, else RxC
+// (consumers sharing an R x C tile) or ppRxC (ping-pong), on a 2x1 cluster unless cMxN
+// follows (1x1, 1x2, 2x1), then rS for a ring of S stages and sB for B staging buffers a
+// stored output (e.g. pp128x128c1x2r6s1): a pick checked at any shape, the model's and each
+// tile the model weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -455,8 +456,13 @@ struct Bench {
     }
     Graph g = make_graph(kind, m, n, k);
     auto plan = plan_of(g, tuning);
-    if (!plan || compile_only) return;
+    if (!plan) return;
     std::string config = recipe::describe(runtime::PlanAccess::state(*plan).recipe.config);
+    if (compile_only) {  // what the case would run, its kernel now in the cache
+      std::printf("  %s %lldx%lldx%lld: %s\n", name.c_str(), static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), config.c_str());
+      return;
+    }
     const bool fp8 = kind == Kind::kFp8;
     const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
     const std::size_t op_bytes = fp8 ? 1 : 2;
