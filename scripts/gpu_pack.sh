@@ -25,8 +25,9 @@ binaries=(build/bench/device_throughput)
 if [ -n "${PACK_CASES:-}" ]; then
   selections=()
   for selection in $PACK_CASES; do selections+=(--case "$selection"); done
+  # Each case's kernel configuration, or why it is not built.
   LD_LIBRARY_PATH=$stubs ./build/bench/device_throughput --compile-only "$sms" \
-    "${selections[@]}" >/dev/null
+    "${selections[@]}" | grep '^  '
 else
   # The random-graph sweep's first seeds only (PACK_SWEEP_SEEDS): the GPU run compiles the
   # rest itself, on all of that machine's cores, before it executes any.
