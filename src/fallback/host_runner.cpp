@@ -137,14 +137,16 @@ class HostRunner final : public runtime::Runner {
     }
   }
 
-  // Each output element's points in one fixed order.
+  // Each output element's points in one fixed order. The extents are the plan's, as the CUDA
+  // runner's (fallback/step_source.cpp): a declared batch-1 input given as a stride-0 view of
+  // the call's batch (PyTorch's expand) still has one batch to reduce.
   void reduction(const Step& s, const kernels::KernelArgs& args, const Access& out,
                  DataType rounding) const {
     const Access in = input(s, args, 0);
+    const Dims& x = p_->values[s.in[0]].dims;
+    const Dims& y = p_->values[s.out].dims;
     std::int64_t reduced[3];
-    for (int axis = 0; axis < 3; ++axis) {
-      reduced[axis] = args.buffers[0].shape[axis] == 1 ? in.arg->shape[axis] : 1;
-    }
+    for (int axis = 0; axis < 3; ++axis) reduced[axis] = y[axis] == 1 ? x[axis] : 1;
     const auto inv =
         static_cast<float>(1.0 / static_cast<double>(reduced[0] * reduced[1] * reduced[2]));
     for_each(args.batch, args.m, args.n, [&](std::int64_t ob, std::int64_t orow, std::int64_t oc) {

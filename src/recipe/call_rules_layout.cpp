@@ -186,21 +186,32 @@ std::string alignment_explain(const Recipe& recipe, const CallView& view, int ro
 // --- scale_layout -----------------------------------------------------------------------
 
 // Block scales are read as one dense run (any axis order): TMA and the host index them by
-// offset, and a padded scale buffer would be read out of step.
+// offset, and a padded scale buffer would be read out of step. An input's batch of stride 0
+// is one batch (kernel_arg_layout, as the batch rule reads it): the run is one batch's.
+Layout scale_run(const RoleFacts& role, const RoleLayout& layout) noexcept {
+  return role.written ? layout.kernel : kernel_arg_layout(layout.kernel);
+}
+
 int scale_layout_violation(const Recipe& recipe, const CallView& view) noexcept {
   return first_role(view, [&](int i) {
-    const auto& g = view.layout->roles[i].given;
-    return is_scale(recipe.roles[i]) && (!g.is_injective() || g.span() != g.element_count());
+    if (!is_scale(recipe.roles[i])) return false;
+    const Layout run = scale_run(recipe.roles[i], view.layout->roles[i]);
+    return !run.is_injective() || run.span() != run.element_count();
   });
 }
 
 std::string scale_layout_explain(const Recipe& recipe, const CallView& view, int role) {
+  const auto& r = recipe.roles[role];
   const auto& g = view.layout->roles[role].given;
+  const Layout run = scale_run(r, view.layout->roles[role]);
+  const bool one_batch = run.element_count() != g.element_count();
   return fmt::format(
-      "scale_layout: {}: layout {} spans {} elements for {} scales; legal: one "
-      "dense run ({} elements, {} bytes)",
-      who(recipe.roles[role]), to_string(g), g.span(), g.element_count(), g.element_count(),
-      bytes_of(recipe.roles[role].data_type, g.element_count()));
+      "scale_layout: {}: layout {} spans {} elements for {} scales{}; legal: one dense run "
+      "({} elements, {} bytes){}",
+      who(r), to_string(g), run.span(), run.element_count(),
+      one_batch ? " (one batch: its batch has stride 0)" : "", run.element_count(),
+      bytes_of(r.data_type, run.element_count()),
+      r.written || one_batch ? "" : "; a batch of stride 0 counts as one batch");
 }
 
 }  // namespace fusedgemm::recipe::call_rules

@@ -263,11 +263,15 @@ bool ranges_meet(const ByteRange& a, const ByteRange& b) noexcept {
 
 // An aux read in place of a dense output of the same layout is fine: each element is read
 // by the thread that then writes it. Not so a tap or a quantized output, whose elements are
-// written after the whole reduction or block was read.
+// written after the whole reduction or block was read. The fallback engine's outputs (kind
+// kBuffer) are stored after its last read of any input (fallback/program.cpp), so the same
+// call is legal on either engine.
 bool in_place(const RoleFacts& w, const RoleLayout& lw, const void* dw, const RoleFacts& r,
               const RoleLayout& lr, const void* dr) noexcept {
-  return w.kind == ParamKind::kOutput && r.kind == ParamKind::kAux && dw == dr &&
-         w.data_type == r.data_type && lw.kernel == lr.kernel;
+  const bool dense_output =
+      w.role == Role::kOutput && (w.kind == ParamKind::kOutput || w.kind == ParamKind::kBuffer);
+  return dense_output && r.role == Role::kAux && dw == dr && w.data_type == r.data_type &&
+         lw.kernel == lr.kernel;
 }
 
 // The first role whose memory written role `w` meets, or -1. Address ranges first, over

@@ -4,6 +4,8 @@
 // rule table (extents fixed to the declaration, its own workspace size).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fusedgemm/graph_json.h"
@@ -90,6 +92,83 @@ TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
                                  std::vector<std::int64_t>(dims.size(), 1), DataType::kBFloat16)}},
                   /*views=*/false);
     const Status status = plan->execute(pack, ws.get(), nullptr);
+    ASSERT_TRUE(status) << status.message();
+    EXPECT_TRUE(call->matches_reference(graph.value()));
+    EXPECT_TRUE(call->outside_untouched());
+  }
+}
+
+// A declared batch-1 input given as PyTorch's expand to the call's batch (stride 0) is one
+// batch on either runner: its reduction over the batch counts each element once (the host
+// runner once took the view's extent and summed it twice).
+TEST(FallbackEngine, AStrideZeroBatchOfABroadcastInputIsReducedOnce) {
+  auto graph = graph_from_json(R"({
+    "fusedgemm_graph": 1, "name": "residual + its row sums",
+    "tensors": [
+      {"name": "A", "dims": [2, 16, 32], "data_type": "bf16"},
+      {"name": "B", "dims": [2, 32, 16], "strides": [512, 1, 32], "data_type": "bf16"},
+      {"name": "R", "dims": [1, 16, 16], "data_type": "fp32"},
+      {"name": "acc"},
+      {"name": "D", "dims": [2, 16, 16], "data_type": "fp32", "output": true},
+      {"name": "T", "dims": [1, 16, 1], "data_type": "fp32", "output": true}],
+    "nodes": [
+      {"kind": "matmul", "name": "g", "inputs": ["A", "B"], "outputs": ["acc"]},
+      {"kind": "pointwise", "name": "add", "inputs": ["acc", "R"], "outputs": ["D"],
+       "mode": "add"},
+      {"kind": "reduction", "name": "row_sums", "inputs": ["R"], "outputs": ["T"],
+       "mode": "add"}]})");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate());
+  auto plan = build(graph.value(), fallback_on_host());
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(graph.value(), 13);
+  ASSERT_TRUE(call) << call.status().message();
+  HostWorkspace ws(plan.value());
+  call->prepare();
+  const VariantPack pack =
+      pack_with(call.value(), {{"R", view(call.value(), "R", {2, 16, 16}, {0, 16, 1})}},
+                /*views=*/false);
+  const Status status = plan->execute(pack, ws.get(), nullptr);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(call->matches_reference(graph.value()));
+  EXPECT_TRUE(call->outside_untouched());
+}
+
+// An aux read in place of a dense output of its layout is legal on either engine (the
+// fallback engine refused it by its roles' kind, with a message that called it legal).
+TEST(FallbackEngine, AnAuxMayBeReadInPlaceOfItsOutputOnEitherEngine) {
+  auto graph = graph_from_json(R"({
+    "fusedgemm_graph": 1, "name": "in-place residual",
+    "tensors": [
+      {"name": "A", "dims": [1, 16, 32], "data_type": "bf16"},
+      {"name": "B", "dims": [1, 32, 16], "strides": [512, 1, 32], "data_type": "bf16"},
+      {"name": "R", "dims": [1, 16, 16], "data_type": "bf16"},
+      {"name": "acc"},
+      {"name": "D", "dims": [1, 16, 16], "data_type": "bf16", "output": true}],
+    "nodes": [
+      {"kind": "matmul", "name": "g", "inputs": ["A", "B"], "outputs": ["acc"]},
+      {"kind": "pointwise", "name": "add", "inputs": ["acc", "R"], "outputs": ["D"],
+       "mode": "add"}]})");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate());
+  for (const Engine engine : {Engine::kFused, Engine::kFallback}) {
+    SCOPED_TRACE(engine == Engine::kFused ? "fused" : "fallback");
+    BuildOptions options{make_host_device()};
+    options.engine = engine;
+    auto plan = build(graph.value(), options);
+    ASSERT_TRUE(plan) << plan.status().message();
+    ASSERT_EQ(plan->engine(), engine);
+    auto call = CallBuffers::make(graph.value(), 17);
+    ASSERT_TRUE(call) << call.status().message();
+    call->prepare();
+    // D starts as R's values, and R is read from D.
+    CallTensor& r = call.value()["R"];
+    CallTensor& d = call.value()["D"];
+    ASSERT_EQ(r.buffer->size(), d.buffer->size());
+    std::copy_n(r.buffer->data(), r.buffer->size(), d.buffer->data());
+    const VariantPack pack =
+        pack_with(call.value(), {{"R", BufferView::address(d.buffer->data())}}, /*views=*/false);
+    const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
     ASSERT_TRUE(status) << status.message();
     EXPECT_TRUE(call->matches_reference(graph.value()));
     EXPECT_TRUE(call->outside_untouched());

@@ -57,6 +57,27 @@ TEST(CallContract, BroadcastBatchOfStrideZeroIsRead) {
                   pack_with(s->call, {{"B", view(s->call, "B", {2, 64, 128}, {0, 1, 64})}}, true));
 }
 
+// The same expand of a block-scaled A and of its scales together: the scales' batch of stride
+// 0 is one batch, one dense run of 128 scales (scale_layout judged the view's 256 and refused
+// it, telling the caller to pass 256 dense scales). Scales not dense within the batch are
+// still refused, the message saying that the run counted is one batch's.
+TEST(CallContract, BroadcastBatchOfStrideZeroBlockScalesAreRead) {
+  const FlavorShape shape{.batch = 2, .m = 64, .n = 128, .k = 256, .a_batch_one = true};
+  auto s = setup(Flavor::kBlockScaled, shape, shape);
+  ASSERT_TRUE(s) << s.status().message();
+  const BufferView a = view(s->call, "A", {2, 64, 256}, {0, 256, 1});
+  expect_computed(
+      s.value(),
+      pack_with(s->call, {{"A", a}, {"A_scale", view(s->call, "A_scale", {2, 64, 2}, {0, 2, 1})}},
+                true));
+  expect_refused(
+      s.value(),
+      pack_with(s->call, {{"A", a}, {"A_scale", view(s->call, "A_scale", {2, 64, 2}, {0, 3, 1})}},
+                true),
+      "scale_layout", "scale", "A_scale",
+      "spans 191 elements for 128 scales (one batch: its batch has stride 0)");
+}
+
 // Hole 6: K = 2^32 + 64 is past TMA's globalDim and a batch stride of 2^40 elements past its
 // globalStrides: refused by a rule before any encode (explain and execute agree). Refused
 // calls read nothing, so the views may claim more memory than the buffers have.
