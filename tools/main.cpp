@@ -2,12 +2,15 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "commands.h"
 #include "fusedgemm/version.h"
@@ -19,6 +22,25 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 all good; 1 a check failed (an output FAIL, a refused call, a spill, a "
     "graph the forced fused engine declines, a graph neither engine runs); 2 could not run "
     "(unreadable file, invalid graph, a folder with no *.json files, bad usage).";
+
+// A whole number that fits T: CLI11 clamps one past T's range to its end, so that 2^64 read
+// as 2^64 - 1, unnoticed (and a negative seed would wrap).
+template <class T>
+CLI::Validator fits(std::string description) {
+  return CLI::Validator(
+      [description](std::string& text) {
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [at, error] = std::from_chars(text.data(), end, value);
+        return error == std::errc() && at == end ? std::string()
+                                                 : "'" + text + "': legal: " + description;
+      },
+      description);
+}
+const CLI::Validator kInt64 = fits<std::int64_t>("an integer from -2^63 to 2^63 - 1");
+const CLI::Validator kUint64 = fits<std::uint64_t>("an integer from 0 to 2^64 - 1");
+
+constexpr std::string_view kCommands[] = {"validate", "analyze", "run", "compile", "explain"};
 
 int run_tool(int argc, char** argv) {
   using namespace fusedgemm::tool;
@@ -41,17 +63,11 @@ int run_tool(int argc, char** argv) {
   auto* run = app.add_subcommand(
       "run", "build, execute on random inputs and check every output against an fp64 reference");
   run->add_option("graph", run_options.path, "graph JSON file, or a folder of them")->required();
-  run->add_option("--m", run_options.m, "rows of the problem");
-  run->add_option("--n", run_options.n, "columns of the problem");
-  run->add_option("--k", run_options.k, "reduction extent of the problem");
-  run->add_option("--batch", run_options.batch, "batch of the problem");
-  run->add_option("--seed", run_options.seed, "seed of the random inputs")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            // A negative number would wrap to 2^64 - 1 and beyond unnoticed.
-            return text.starts_with("-") ? std::string("a seed from 0 to 2^64 - 1") : std::string();
-          },
-          "0 to 2^64 - 1"));
+  run->add_option("--m", run_options.m, "rows of the problem")->check(kInt64);
+  run->add_option("--n", run_options.n, "columns of the problem")->check(kInt64);
+  run->add_option("--k", run_options.k, "reduction extent of the problem")->check(kInt64);
+  run->add_option("--batch", run_options.batch, "batch of the problem")->check(kInt64);
+  run->add_option("--seed", run_options.seed, "seed of the random inputs")->check(kUint64);
   run->add_option("--engine", run_options.engine,
                   "force an engine (default: fused, or fallback for a declined graph)")
       ->check(CLI::IsMember({"fused", "fallback"}));
@@ -73,10 +89,11 @@ int run_tool(int argc, char** argv) {
       "FUSEDGEMM_CACHE_DIR and the other FUSEDGEMM_* variables apply as in build().");
   compile->add_option("graph", compile_options.path, "graph JSON file, or a folder of them")
       ->required();
-  compile->add_option("--m", compile_options.m, "rows of the problem to choose the tile for");
-  compile->add_option("--n", compile_options.n, "columns of the problem");
-  compile->add_option("--k", compile_options.k, "reduction extent of the problem");
-  compile->add_option("--batch", compile_options.batch, "batch of the problem");
+  compile->add_option("--m", compile_options.m, "rows of the problem to choose the tile for")
+      ->check(kInt64);
+  compile->add_option("--n", compile_options.n, "columns of the problem")->check(kInt64);
+  compile->add_option("--k", compile_options.k, "reduction extent of the problem")->check(kInt64);
+  compile->add_option("--batch", compile_options.batch, "batch of the problem")->check(kInt64);
   compile
       ->add_option("--sm-count", compile_options.sm_count,
                    "multiprocessors the tile choice plans for (default: the local GPU's)")
@@ -105,8 +122,21 @@ int run_tool(int argc, char** argv) {
     // codes: 104 conversion, 105 validation, 106 required, 109 extras, ...) is bad usage.
     // Asked for JSON, bad usage is a document too: CLI11 may stop before it reads --json.
     const std::span<char* const> args(argv, static_cast<std::size_t>(argc));
-    const bool wants_json = std::any_of(
-        args.begin(), args.end(), [](const char* a) { return a == std::string_view("--json"); });
+    const bool wants_json = std::any_of(args.begin(), args.end(), [](const char* a) {
+      const std::string_view arg(a);
+      return arg == "--json" || arg.starts_with("--json=");
+    });
+    // A first argument that is no option and no command: name it, where CLI11 says only
+    // that a command is required.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-' &&
+        std::find(std::begin(kCommands), std::end(kCommands), std::string_view(argv[1])) ==
+            std::end(kCommands)) {
+      Output out(std::string(), wants_json);
+      return out.finish(out.error("invalid argument",
+                                  std::string("unknown command '") + argv[1] +
+                                      "'; legal: validate, analyze, run, compile, explain",
+                                  kExitCannotRun));
+    }
     if (e.get_exit_code() == 0 || !wants_json) {
       const int code = app.exit(e);
       return code == 0 ? kExitOk : kExitCannotRun;
@@ -121,6 +151,12 @@ int run_tool(int argc, char** argv) {
   if (*analyze) return out.finish(analyze_command(out, path));
   if (*run) return out.finish(run_command(out, run_options));
   if (*compile) return out.finish(compile_command(out, compile_options));
+  if (list_rules && !(path.empty() && call_path.empty())) {
+    return out.finish(out.error("invalid argument",
+                                "explain --rules prints the rule table and takes no graph or call; "
+                                "legal: explain --rules, or explain GRAPH [CALL]",
+                                kExitCannotRun));
+  }
   if (list_rules) return out.finish(explain_rules_command(out));
   if (path.empty()) {
     return out.finish(out.error("invalid argument",
@@ -140,6 +176,9 @@ int main(int argc, char** argv) {
     return run_tool(argc, argv);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "error (internal):\nout of host memory (std::bad_alloc)\n");
+  } catch (const std::system_error& e) {
+    // fmt's print throws this when stdout cannot be written (a full disk, a closed stream).
+    std::fprintf(stderr, "error (io):\n%s\n", e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error (internal):\nuncaught exception: %s\n", e.what());
   }

@@ -60,7 +60,11 @@ int Output::finish(int exit_code) {
     std::printf("%s\n",
                 document_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   }
-  std::fflush(stdout);
+  // What the command printed is its result: lost (a full disk, a closed stdout), it failed.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "error (io):\ncannot write the output to stdout\n");
+    return kExitCannotRun;
+  }
   return exit_code;
 }
 

@@ -50,11 +50,13 @@ class VariantPack {
   // Room for `entries` buffers, for callers that know how many they will set.
   void reserve(std::size_t entries) { entries_.reserve(entries); }
 
-  // Keyed by uid when `name` is empty, else by name.
+  // Keyed by name where `by_name` (set(name), the empty name too: a name no tensor has),
+  // else by uid.
   struct Entry {
     std::int64_t uid = 0;
     std::string name;
     BufferView buffer;
+    bool by_name = false;
     friend bool operator==(const Entry&, const Entry&) = default;
   };
   const std::vector<Entry>& entries() const { return entries_; }

@@ -34,6 +34,8 @@ _TYPESTR_TYPES = {"f4": "fp32", "f2": "fp16", "i1": "int8", "i4": "int32"}
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST = 1, 2, 3
 
 _LEGAL = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, e8m0, int8, int32 arrays"
+# ... in the machine's byte order: the kernels read and write native values.
+_NATIVE = "|<" if sys.byteorder == "little" else "|>"
 
 
 def numpy_dtype(data_type):
@@ -143,8 +145,9 @@ def _dlpack_view(value, what):
 
 @functools.lru_cache(maxsize=None)
 def _numpy_type(dtype):
-    # Keyed by the dtype object: dtype.name builds a string on every call (~1 us).
-    return _NUMPY_TYPES.get(dtype.name)
+    # Keyed by the dtype object: dtype.name builds a string on every call (~1 us). A swapped
+    # byte order has no data type: its bytes read as other values.
+    return _NUMPY_TYPES.get(dtype.name) if dtype.isnative else None
 
 
 def _numpy_view(value, what):
@@ -161,6 +164,35 @@ def _numpy_view(value, what):
     )
 
 
+def _cuda_interface_view(cai, what):
+    # The protocol's memory is a CUDA device's, which one it does not say ("cuda").
+    try:
+        typestr = cai["typestr"]
+        itemsize = int(typestr[2:])
+        if itemsize <= 0:
+            raise ValueError(f"typestr {typestr!r} has no element size")
+        shape = tuple(_integer(extent) for extent in cai["shape"])
+        byte_strides = cai.get("strides")
+        if byte_strides is not None:
+            byte_strides = tuple(_integer(stride) for stride in byte_strides)
+        address, read_only = cai["data"]
+        address = _integer(address)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise TypeError(f"{what}: __cuda_array_interface__ {cai!r} is malformed ({e}); legal: "
+                        "version 2 or 3 of the protocol: typestr, shape of ints, strides of "
+                        "ints or None, data (address, read-only)") from None
+    strides = (_dense_strides(shape) if byte_strides is None else
+               _byte_strides_to_elements(byte_strides, itemsize, what))
+    type_ = _TYPESTR_TYPES.get(typestr[1:]) if typestr[:1] in _NATIVE else None
+    return address, shape, strides, type_, "cuda", itemsize, False, bool(read_only)
+
+
+def _integer(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{value!r} is not an int")
+    return value
+
+
 def _view(value, what):
     """(address, shape, strides, data type or None, device or None, itemsize, is_torch,
     read_only)."""
@@ -174,14 +206,7 @@ def _view(value, what):
         return _numpy_view(value, what)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
-        typestr = cai["typestr"]
-        itemsize = int(typestr[2:])
-        shape = tuple(cai["shape"])
-        byte_strides = cai.get("strides")
-        strides = (_dense_strides(shape) if byte_strides is None else
-                   _byte_strides_to_elements(byte_strides, itemsize, what))
-        return (cai["data"][0], shape, strides, _TYPESTR_TYPES.get(typestr[1:]), None, itemsize,
-                False, bool(cai["data"][1]))
+        return _cuda_interface_view(cai, what)
     if hasattr(value, "__dlpack__"):
         return _dlpack_view(value, what)
     raise TypeError(f"{what}: {type(value).__name__} is not an array; legal: PyTorch tensors, "
@@ -202,8 +227,10 @@ class _Subject:
 
 
 def _check_device(where, device, what):
-    if where is not None and where != device:
-        raise TypeError(f"{what}: the array is on {where}; the plan runs on {device}")
+    # "cuda": a CUDA device's memory, which one unknown (__cuda_array_interface__).
+    if where is None or where == device or (where == "cuda" and device.startswith("cuda:")):
+        return
+    raise TypeError(f"{what}: the array is on {where}; the plan runs on {device}")
 
 
 def host_workspace(nbytes, stream):
@@ -251,7 +278,7 @@ def resolve(buffers, device):
         if type_ is None:
             dtype = getattr(value, "dtype", None)
             raise TypeError(f"{what}: element type {dtype} has no fusedgemm data type; legal: "
-                            f"{_LEGAL}")
+                            f"{_LEGAL}, in the machine's byte order")
         uses_torch = uses_torch or is_torch
         entries.append((key, address, shape, strides, type_, read_only))
     if device == "host":

@@ -7,7 +7,10 @@
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <variant>
@@ -43,6 +46,24 @@ ReductionMode parse_reduction_mode(const std::string& name) {
     legal += to_string(m);
   }
   throw nb::value_error(("unknown reduction mode '" + name + "'; legal: " + legal).c_str());
+}
+
+// A pointwise attribute as fp32, refused past fp32's range as graph JSON refuses it (a
+// double that large has no fp32 value; inf and nan pass as themselves).
+std::optional<float> fp32_attribute(std::optional<double> value, const char* name) {
+  if (!value) return std::nullopt;
+  // Below this magnitude a double rounds to a finite fp32 value (the largest, at worst).
+  constexpr double kRoundsToFinite = 0x1.ffffffp127;
+  if (std::isfinite(*value) && !(std::abs(*value) < kRoundsToFinite)) {
+    throw nb::value_error((std::string("pointwise: ") + name + " " +
+                           nb::cast<std::string>(nb::repr(nb::float_(*value))) +
+                           " is out of fp32 range; legal: a number within fp32 range, or inf, "
+                           "-inf, nan")
+                              .c_str());
+  }
+  const double max = std::numeric_limits<float>::max();
+  return std::isfinite(*value) ? static_cast<float>(std::clamp(*value, -max, max))
+                               : static_cast<float>(*value);
 }
 
 std::optional<std::string> data_type_name(const TensorAttributes& t) {
@@ -184,14 +205,15 @@ void bind_graph(nb::module_& m) {
           "pointwise",
           [](Graph& g, const Tensor& in0, const std::optional<Tensor>& in1,
              const std::optional<Tensor>& in2, const std::string& mode, std::string name,
-             std::optional<float> relu_lower_clip_slope, std::optional<float> relu_lower_clip,
-             std::optional<float> relu_upper_clip, std::optional<float> swish_beta) {
+             std::optional<double> relu_lower_clip_slope, std::optional<double> relu_lower_clip,
+             std::optional<double> relu_upper_clip, std::optional<double> swish_beta) {
             PointwiseAttributes a;
             a.set_mode(parse_pointwise_mode(mode)).set_name(std::move(name));
-            a.relu_lower_clip_slope = relu_lower_clip_slope;
-            a.relu_lower_clip = relu_lower_clip;
-            a.relu_upper_clip = relu_upper_clip;
-            a.swish_beta = swish_beta;
+            a.relu_lower_clip_slope =
+                fp32_attribute(relu_lower_clip_slope, "relu_lower_clip_slope");
+            a.relu_lower_clip = fp32_attribute(relu_lower_clip, "relu_lower_clip");
+            a.relu_upper_clip = fp32_attribute(relu_upper_clip, "relu_upper_clip");
+            a.swish_beta = fp32_attribute(swish_beta, "swish_beta");
             if (in2) return g.pointwise(in0, in1.value_or(nullptr), *in2, a);
             if (in1) return g.pointwise(in0, *in1, a);
             return g.pointwise(in0, a);

@@ -127,11 +127,12 @@ void* as_pointer(nb::handle value) {
 
 void add_entry(VariantPack& pack, nb::handle key, BufferView view) {
   if (nb::isinstance<nb::str>(key)) {
-    pack.set(nb::cast<std::string>(key), std::move(view));
+    pack.set(cast_arg<std::string>(key, "buffers: key", "a tensor name in UTF-8"), std::move(view));
   } else if (nb::isinstance<TensorAttributes>(key)) {
     pack.set(nb::cast<Tensor>(key), std::move(view));
   } else if (PyLong_Check(key.ptr()) && !PyBool_Check(key.ptr())) {
-    pack.set(nb::cast<std::int64_t>(key), std::move(view));
+    pack.set(cast_arg<std::int64_t>(key, "buffers: key", "a tensor uid from 0 to 2^63 - 1"),
+             std::move(view));
   } else {
     throw nb::type_error("buffers: keys are tensor names (str), uids (int) or Tensors");
   }
@@ -245,8 +246,11 @@ Resolved resolve(const PyPlan& plan, nb::handle buffers) {
     }
     const DataType type =
         entry[4].is_none() ? DataType::kNotSet : parse_data_type(nb::cast<std::string>(entry[4]));
-    BufferView view = BufferView::view(data, nb::cast<std::vector<std::int64_t>>(entry[2]),
-                                       nb::cast<std::vector<std::int64_t>>(entry[3]), type);
+    const std::string what = "buffer " + nb::cast<std::string>(nb::repr(entry[0]));
+    constexpr const char* kExtents = "integers from -2^63 to 2^63 - 1";
+    BufferView view = BufferView::view(
+        data, cast_arg<std::vector<std::int64_t>>(entry[2], what + ": shape", kExtents),
+        cast_arg<std::vector<std::int64_t>>(entry[3], what + ": strides", kExtents), type);
     view.read_only = nb::cast<bool>(entry[5]);
     add_entry(out.pack, entry[0], std::move(view));
   }
@@ -530,8 +534,9 @@ void bind_plan(nb::module_& m) {
           "workspace_bytes",
           [](const PyPlan& p, nb::handle buffers) -> std::uint64_t {
             if (buffers.is_none()) return p.plan.workspace_bytes();
+            // A bound pack of another plan is refused (bound_pack), as in C++.
             if (nb::isinstance<PyBound>(buffers))
-              return nb::cast<const PyBound&>(buffers).workspace_bytes;
+              return value_or_raise(p.plan.workspace_bytes(nb::cast<const PyBound&>(buffers).pack));
             Resolved r = resolve(p, buffers);
             return value_or_raise(p.plan.workspace_bytes(value_or_raise(p.plan.bind(r.pack))));
           },

@@ -76,6 +76,10 @@ def test_a_bound_pack_of_another_plan_is_refused(seed):
         plan.execute(bound)
     assert info.value.rule == "bound_pack"
     assert (outputs["D"].view(np.uint8) == 0xFF).all()
+    # Nor does it say what workspace a call of this plan needs.
+    with pytest.raises(fusedgemm.IllegalCall) as info:
+        plan.workspace_bytes(bound)
+    assert info.value.rule == "bound_pack"
 
 
 def test_a_bound_tap_pack_gets_its_workspace(seed):

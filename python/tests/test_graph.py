@@ -91,6 +91,18 @@ def test_unknown_spellings_raise_value_error_listing_the_legal_ones():
         fusedgemm.build(linear_graph(), device="tpu")
 
 
+def test_a_pointwise_attribute_past_fp32_range_is_refused_as_json_refuses_it():
+    g = fusedgemm.Graph()
+    a = g.tensor(name="A", dims=[1, 8, 8], data_type="bf16")
+    with pytest.raises(ValueError, match="relu_upper_clip 1e\\+40 is out of fp32 range"):
+        g.pointwise(a, mode="relu", relu_upper_clip=1e40)
+    # Infinity is a value fp32 has; the largest finite double below its range rounds.
+    clipped = g.pointwise(a, mode="relu", relu_upper_clip=float("inf"), relu_lower_clip=-3.4e38)
+    clipped.set_output(True).set_name("Y").set_data_type("bf16")
+    again = fusedgemm.graph_from_json(g.to_json())
+    assert again.to_json() == g.to_json()
+
+
 def test_bias_gelu_built_in_python_matches_numpy_in_bf16(seed):
     # bf16 arrays through ml_dtypes, keys by name, uid and Tensor handle alike.
     rng = np.random.default_rng(seed)

@@ -125,6 +125,30 @@ def test_an_unknown_key_is_refused_before_the_rules(plain):
     assert _untouched(outputs["D"])
 
 
+def test_the_empty_name_is_a_name_no_tensor_has(seed):
+    # D of uid 0: the empty name is not read as uid 0.
+    graph = fusedgemm.Graph("plain")
+    a = graph.tensor(name="A", dims=[1, 64, 64], data_type="bf16")
+    b = graph.tensor(name="B", dims=[1, 64, 64], strides=[4096, 1, 64], data_type="bf16")
+    graph.matmul(a, b).set_output(True).set_name("D").set_data_type("bf16").set_uid(0)
+    plan = fusedgemm.build(graph, device="host")
+    inputs, outputs = call_buffers(graph, seed)
+    with pytest.raises(fusedgemm.IllegalCall, match="pack_unknown_tensor: name '' names no buffer"):
+        plan.execute({**inputs, "": outputs["D"]})
+    assert _untouched(outputs["D"])
+    plan.execute({**inputs, 0: outputs["D"]})
+    assert reference.evaluate(graph, inputs).compare("D", outputs["D"]).passed
+
+
+def test_keys_past_their_range_are_type_errors_naming_them(plain):
+    _, plan, inputs, outputs = plain
+    with pytest.raises(TypeError, match=r"buffers: key: 1180591620717411303424; legal: a tensor uid"):
+        plan.execute({**inputs, 2**70: outputs["D"]})
+    with pytest.raises(TypeError, match=r"buffers: key: '\\ud800'; legal: a tensor name in UTF-8"):
+        plan.execute({**inputs, "\ud800": outputs["D"]})
+    assert _untouched(outputs["D"])
+
+
 def test_an_array_of_no_fusedgemm_type_is_a_type_error(plain):
     _, plan, inputs, _ = plain
     with pytest.raises(TypeError, match="float64"):

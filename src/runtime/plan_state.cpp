@@ -73,15 +73,15 @@ Result<BoundPack> PlanState::bind(const VariantPack& pack) const {
   std::vector<bool> given(recipe.slots.size(), false);
   for (const auto& entry : pack.entries()) {
     int slot = -1;
-    if (entry.name.empty()) {
-      if (auto it = slot_by_uid.find(entry.uid); it != slot_by_uid.end()) slot = it->second;
-    } else {
+    if (entry.by_name) {
       if (auto it = slot_by_name.find(entry.name); it != slot_by_name.end()) slot = it->second;
+    } else {
+      if (auto it = slot_by_uid.find(entry.uid); it != slot_by_uid.end()) slot = it->second;
     }
     // Worded only when refused: bind is on the path of every execute of a VariantPack.
     const auto key = [&entry] {
-      return entry.name.empty() ? fmt::format("uid {}", entry.uid)
-                                : fmt::format("name '{}'", entry.name);
+      return entry.by_name ? fmt::format("name '{}'", entry.name)
+                           : fmt::format("uid {}", entry.uid);
     };
     FG_CHECK(slot >= 0, ErrorCode::kIllegalCall,
              fmt::format("pack_unknown_tensor: {} names no buffer of this plan; legal: the "

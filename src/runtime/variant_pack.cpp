@@ -14,7 +14,7 @@ VariantPack& VariantPack::set(std::int64_t uid, BufferView buffer) {
 }
 
 VariantPack& VariantPack::set(std::string name, BufferView buffer) {
-  entries_.push_back({0, std::move(name), std::move(buffer)});
+  entries_.push_back({0, std::move(name), std::move(buffer), true});
   return *this;
 }
 

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 #include "fusion/analyze.h"
 #include "recipe/kernel_config.h"
@@ -223,6 +224,37 @@ TEST(IllegalCall, APackOfADestroyedPlanIsRefused) {
     EXPECT_EQ(s.message().rfind("bound_pack: ", 0), 0u) << s.message();
     EXPECT_TRUE(call->all_canary());
   }
+}
+
+// The empty name is a name no tensor has, not uid 0: a tensor of uid 0 is not bound by it.
+TEST(IllegalCall, TheEmptyNameIsNoUid) {
+  auto graph = graph_from_json(R"({
+    "fusedgemm_graph": 1, "name": "plain, D of uid 0",
+    "tensors": [
+      {"name": "A", "dims": [1, 64, 64], "data_type": "bf16"},
+      {"name": "B", "dims": [1, 64, 64], "strides": [4096, 1, 64], "data_type": "bf16"},
+      {"name": "D", "uid": 0, "dims": [1, 64, 64], "data_type": "bf16", "output": true}],
+    "nodes": [{"kind": "matmul", "name": "gemm", "inputs": ["A", "B"], "outputs": ["D"]}]})");
+  ASSERT_TRUE(graph) << graph.status().message();
+  ASSERT_TRUE(graph->validate());
+  auto plan = build(graph.value(), BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  auto call = CallBuffers::make(graph.value(), 4);
+  ASSERT_TRUE(call) << call.status().message();
+  call->fill_canary();
+  VariantPack pack;
+  for (const char* name : {"A", "B"}) pack.set(name, call.value()[name].buffer->data());
+  pack.set("", call.value()["D"].buffer->data());
+  const Status s = plan->execute(pack, Workspace{}, nullptr);
+  EXPECT_EQ(s.code(), ErrorCode::kIllegalCall);
+  EXPECT_EQ(s.message().rfind("pack_unknown_tensor: name '' names no buffer", 0), 0u)
+      << s.message();
+  EXPECT_TRUE(call->all_canary());
+  // By uid 0, D is bound.
+  VariantPack by_uid;
+  for (const char* name : {"A", "B"}) by_uid.set(name, call.value()[name].buffer->data());
+  by_uid.set(std::int64_t{0}, call.value()["D"].buffer->data());
+  EXPECT_TRUE(plan->bind(by_uid)) << plan->bind(by_uid).status().message();
 }
 
 TEST(IllegalCall, UnknownUidOrNameIsAPackError) {

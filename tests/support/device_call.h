@@ -89,10 +89,10 @@ class DeviceCall {
     for (const auto& e : pack.entries()) {
       BufferView view = e.buffer;
       view.data = device_address(view.data);
-      if (e.name.empty()) {
-        out.set(e.uid, std::move(view));
-      } else {
+      if (e.by_name) {
         out.set(e.name, std::move(view));
+      } else {
+        out.set(e.uid, std::move(view));
       }
     }
     return out;
