@@ -40,8 +40,6 @@ CLI::Validator fits(std::string description) {
 const CLI::Validator kInt64 = fits<std::int64_t>("an integer from -2^63 to 2^63 - 1");
 const CLI::Validator kUint64 = fits<std::uint64_t>("an integer from 0 to 2^64 - 1");
 
-constexpr std::string_view kCommands[] = {"validate", "analyze", "run", "compile", "explain"};
-
 int run_tool(int argc, char** argv) {
   using namespace fusedgemm::tool;
   CLI::App app{"fusedgemm: fused GEMM graphs for NVIDIA Hopper"};
@@ -128,14 +126,17 @@ int run_tool(int argc, char** argv) {
     });
     // A first argument that is no option and no command: name it, where CLI11 says only
     // that a command is required.
-    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-' &&
-        std::find(std::begin(kCommands), std::end(kCommands), std::string_view(argv[1])) ==
-            std::end(kCommands)) {
+    std::string commands;
+    bool known = false;
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      commands += (commands.empty() ? "" : ", ") + command->get_name();
+      known = known || (argc > 1 && command->get_name() == argv[1]);
+    }
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-' && !known) {
       Output out(std::string(), wants_json);
-      return out.finish(out.error("invalid argument",
-                                  std::string("unknown command '") + argv[1] +
-                                      "'; legal: validate, analyze, run, compile, explain",
-                                  kExitCannotRun));
+      return out.finish(out.error(
+          "invalid argument", std::string("unknown command '") + argv[1] + "'; legal: " + commands,
+          kExitCannotRun));
     }
     if (e.get_exit_code() == 0 || !wants_json) {
       const int code = app.exit(e);
