@@ -1,5 +1,6 @@
 // fusedgemm.Graph and fusedgemm.Tensor: the C++ builder (include/fusedgemm/graph.h) with
 // keyword arguments for the attribute setters, and the graph's JSON form.
+#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -290,8 +292,11 @@ void bind_graph(nb::module_& m) {
           "to_json", [](const Graph& g) { return graph_to_json(g); },
           "The graph as JSON (docs/graph-json.md); graph_from_json reads it back unchanged.")
       .def(
-          "save", [](const Graph& g, const std::string& path) { check(save_graph(g, path)); },
-          "path"_a, "Writes to_json() to `path`.")
+          "save",
+          [](const Graph& g, const std::filesystem::path& path) {
+            check(save_graph(g, path.string()));
+          },
+          "path"_a, "Writes to_json() to `path` (a str or os.PathLike).")
       .def("__str__", [](const Graph& g) { return to_string(g); })
       .def("__repr__", [](const Graph& g) {
         return "Graph('" + g.name() + "', " + std::to_string(g.tensors().size()) + " tensors, " +
@@ -306,9 +311,12 @@ void bind_graph(nb::module_& m) {
       "text"_a, "Reads a graph from JSON text; GraphError when it is malformed.");
   m.def(
       "load_graph",
-      [](const std::string& path) { return value_or_raise(load_graph(path), ErrorDomain::kGraph); },
+      [](const std::filesystem::path& path) {
+        return value_or_raise(load_graph(path.string()), ErrorDomain::kGraph);
+      },
       "path"_a,
-      "Reads a graph from a JSON file; OSError when unreadable, GraphError when malformed.");
+      "Reads a graph from a JSON file (a str or os.PathLike); OSError when unreadable, "
+      "GraphError when malformed.");
 }
 
 }  // namespace fusedgemm::python

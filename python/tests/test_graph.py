@@ -49,6 +49,9 @@ def test_save_and_load(tmp_path):
     g = linear_graph()
     g.save(str(tmp_path / "g.json"))
     assert fusedgemm.load_graph(str(tmp_path / "g.json")).to_json() == g.to_json()
+    # A pathlib.Path (os.PathLike) as well as a str.
+    g.save(tmp_path / "h.json")
+    assert fusedgemm.load_graph(tmp_path / "h.json").to_json() == g.to_json()
 
 
 def test_a_k_mismatch_raises_graph_error_naming_the_tensor_and_numbers():
