@@ -118,7 +118,7 @@ Result<CompileResult> Context::Impl::produce(const std::string& key,
     }
     if (load.outcome == jit::CacheLoadOutcome::kCorrupt) {
       ++corrupt_entries;
-      log("deleted a corrupt cache entry, recompiling: {}", load.detail);
+      log("a corrupt cache entry, recompiling: {}", load.detail);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "jit/dump.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 
@@ -24,10 +26,14 @@ std::string stem_of(std::string_view name) {
 }
 
 Status write_file(const std::filesystem::path& path, std::string_view contents) {
+  errno = 0;  // the stream keeps no reason; the failed call's errno is it
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.close();
-  FG_CHECK(out.good(), ErrorCode::kIo, "dump: cannot write '" + path.string() + "'");
+  const int error = errno;
+  FG_CHECK(out.good(), ErrorCode::kIo,
+           "dump: cannot write '" + path.string() + "'" +
+               (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
   return Status::ok();
 }
 

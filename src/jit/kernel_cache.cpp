@@ -199,22 +199,19 @@ CacheLoad KernelCache::load(std::string_view key) const {
   }
   ::close(fd);
   std::error_code ec;
-  if (!wrong.empty()) {
-    // Deleted unless a folder (whose contents are nobody's to delete here): the recompile's
-    // store then reports that it cannot write the entry.
-    if (!S_ISDIR(info.st_mode)) fs::remove(path, ec);
+  // A corrupt entry is deleted so the recompile that follows can write a good one, unless a
+  // folder (whose contents are nobody's to delete here: the recompile's store then reports
+  // that it cannot write the entry). The detail says which, and why a delete failed.
+  const auto corrupt = [&](const std::string& why, bool folder) {
+    std::string fate = "a folder, left in place";
+    if (!folder) fate = fs::remove(path, ec) || !ec ? "deleted" : "not deleted: " + ec.message();
     load.outcome = CacheLoadOutcome::kCorrupt;
-    load.detail = wrong + " (" + path.string() + ")";
+    load.detail = why + " (" + path.string() + "; " + fate + ")";
     return load;
-  }
+  };
+  if (!wrong.empty()) return corrupt(wrong, S_ISDIR(info.st_mode));
   Result<CompiledKernel> kernel = decode_entry(bytes, key);
-  if (!kernel) {
-    // A corrupt entry is deleted so the recompile that follows can write a good one.
-    fs::remove(path, ec);
-    load.outcome = CacheLoadOutcome::kCorrupt;
-    load.detail = kernel.status().message() + " (" + path.string() + ")";
-    return load;
-  }
+  if (!kernel) return corrupt(kernel.status().message(), false);
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
   load.outcome = CacheLoadOutcome::kHit;
   load.kernel = std::move(kernel).value();

@@ -35,7 +35,7 @@ enum class CacheLoadOutcome {
 struct CacheLoad {
   CacheLoadOutcome outcome = CacheLoadOutcome::kMiss;
   CompiledKernel kernel;  // set on kHit
-  std::string detail;     // on kCorrupt: which check failed
+  std::string detail;     // on kCorrupt: which check failed, and whether it was deleted
 };
 
 class KernelCache {

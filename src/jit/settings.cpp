@@ -106,6 +106,14 @@ Result<ContextSettings> resolve_settings(const ContextOptions& options, const En
     settings.dump_dir = *value;
   }
 
+  // Relative folders are resolved now, once: a later chdir of the process moves neither.
+  for (std::filesystem::path* dir : {&settings.cache_dir, &settings.dump_dir}) {
+    std::error_code ec;
+    if (!dir->empty() && dir->is_relative()) {
+      if (auto absolute = std::filesystem::absolute(*dir, ec); !ec) *dir = std::move(absolute);
+    }
+  }
+
   if (options.verbose) {
     settings.verbose = *options.verbose;
   } else if (auto value = read(options, env, "FUSEDGEMM_VERBOSE")) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -185,7 +186,7 @@ TEST(KernelCacheStore, TruncatedOrFlippedEntryIsCorruptAndDeleted) {
     write_file(path, bytes);
     const CacheLoad load = cache.load(key);
     EXPECT_EQ(load.outcome, CacheLoadOutcome::kCorrupt) << truncate;
-    EXPECT_NE(load.detail.find(path.string()), std::string::npos) << load.detail;
+    EXPECT_NE(load.detail.find(path.string() + "; deleted)"), std::string::npos) << load.detail;
     EXPECT_FALSE(std::filesystem::exists(path)) << truncate;
     EXPECT_EQ(cache.load(key).outcome, CacheLoadOutcome::kMiss);
   }
@@ -251,12 +252,16 @@ TEST(KernelCacheStore, AnEntryPathThatIsNoRegularFileIsCorrupt) {
   std::filesystem::create_directory(cache.entry_path(folder_key));
   { std::ofstream(cache.entry_path(huge_key)) << "x"; }
   std::filesystem::resize_file(cache.entry_path(huge_key), std::uintmax_t{1} << 40);
-  for (const auto& [key, why] :
-       {std::pair{fifo_key, "not a regular file"}, std::pair{folder_key, "not a regular file"},
-        std::pair{huge_key, "an entry of 1099511627776 bytes"}}) {
+  // The detail says what became of each (a log that says "deleted" of what is still there
+  // misleads).
+  for (const auto& [key, why, fate] :
+       {std::tuple{fifo_key, "not a regular file", "; deleted)"},
+        std::tuple{folder_key, "not a regular file", "; a folder, left in place)"},
+        std::tuple{huge_key, "an entry of 1099511627776 bytes", "; deleted)"}}) {
     const CacheLoad load = cache.load(key);
     EXPECT_EQ(load.outcome, CacheLoadOutcome::kCorrupt) << key;
     EXPECT_NE(load.detail.find(why), std::string::npos) << load.detail;
+    EXPECT_NE(load.detail.find(fate), std::string::npos) << load.detail;
   }
   EXPECT_FALSE(std::filesystem::exists(cache.entry_path(fifo_key)));
   EXPECT_FALSE(std::filesystem::exists(cache.entry_path(huge_key)));

@@ -38,6 +38,17 @@ TEST(JitSettings, CacheDirFallsBackFromVariableToXdgToHome) {
   EXPECT_TRUE(resolve_settings(options, fake_env({}))->cache_dir.empty());
 }
 
+// A relative folder is the working directory's when the Context is created, not at each
+// later load or store (a chdir in between would split the cache).
+TEST(JitSettings, RelativeFoldersAreResolvedOnce) {
+  const ContextSettings settings =
+      resolve_settings(ContextOptions{}, fake_env({{"FUSEDGEMM_CACHE_DIR", "rel/cache"},
+                                                   {"FUSEDGEMM_DUMP_DIR", "d"}}))
+          .value();
+  EXPECT_EQ(settings.cache_dir, std::filesystem::current_path() / "rel/cache");
+  EXPECT_EQ(settings.dump_dir, std::filesystem::current_path() / "d");
+}
+
 TEST(JitSettings, DefaultsWithoutEnvironment) {
   const ContextSettings settings = resolve_settings(ContextOptions{}, fake_env({})).value();
   EXPECT_EQ(settings.cache_max_bytes, kDefaultCacheMaxBytes);
