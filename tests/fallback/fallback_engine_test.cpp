@@ -60,7 +60,7 @@ TEST(FallbackEngine, RunsTheGraphTheFusedEngineDeclines) {
 // An aux input of the fallback engine takes a view of rank 1 or 2 as the fused engine's does
 // ([N] is a bias of [1, 1, N]): a chained GEMM plus a column bias, computed right from each.
 TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
-  auto graph = graph_from_json(R"({
+  auto graph = validated_graph(R"({
     "fusedgemm_graph": 1, "name": "chained GEMM + bias",
     "tensors": [
       {"name": "A", "dims": [1, 48, 32], "data_type": "bf16"},
@@ -75,26 +75,21 @@ TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
       {"kind": "pointwise", "name": "add", "inputs": ["U", "bias"], "outputs": ["D"],
        "mode": "add"}]})");
   ASSERT_TRUE(graph) << graph.status().message();
-  ASSERT_TRUE(graph->validate());
   auto plan = build(graph.value(), BuildOptions{make_host_device()});
   ASSERT_TRUE(plan) << plan.status().message();
   ASSERT_EQ(plan->engine(), Engine::kFallback);
   auto call = CallBuffers::make(graph.value(), 9);
   ASSERT_TRUE(call) << call.status().message();
-  HostWorkspace ws(plan.value());
   for (const std::vector<std::int64_t>& dims :
        {std::vector<std::int64_t>{56}, std::vector<std::int64_t>{1, 56}}) {
     SCOPED_TRACE(fmt::format("bias view of rank {}", dims.size()));
     call->prepare();
-    const VariantPack pack =
+    expect_computed(
+        plan.value(), call.value(), graph.value(),
         pack_with(call.value(),
                   {{"bias", view(call.value(), "bias", dims,
                                  std::vector<std::int64_t>(dims.size(), 1), DataType::kBFloat16)}},
-                  /*views=*/false);
-    const Status status = plan->execute(pack, ws.get(), nullptr);
-    ASSERT_TRUE(status) << status.message();
-    EXPECT_TRUE(call->matches_reference(graph.value()));
-    EXPECT_TRUE(call->outside_untouched());
+                  /*views=*/false));
   }
 }
 
@@ -102,7 +97,7 @@ TEST(FallbackEngine, AnAuxViewMayDropLeadingAxes) {
 // batch on either runner: its reduction over the batch counts each element once (the host
 // runner once took the view's extent and summed it twice).
 TEST(FallbackEngine, AStrideZeroBatchOfABroadcastInputIsReducedOnce) {
-  auto graph = graph_from_json(R"({
+  auto graph = validated_graph(R"({
     "fusedgemm_graph": 1, "name": "residual + its row sums",
     "tensors": [
       {"name": "A", "dims": [2, 16, 32], "data_type": "bf16"},
@@ -118,26 +113,20 @@ TEST(FallbackEngine, AStrideZeroBatchOfABroadcastInputIsReducedOnce) {
       {"kind": "reduction", "name": "row_sums", "inputs": ["R"], "outputs": ["T"],
        "mode": "add"}]})");
   ASSERT_TRUE(graph) << graph.status().message();
-  ASSERT_TRUE(graph->validate());
   auto plan = build(graph.value(), fallback_on_host());
   ASSERT_TRUE(plan) << plan.status().message();
   auto call = CallBuffers::make(graph.value(), 13);
   ASSERT_TRUE(call) << call.status().message();
-  HostWorkspace ws(plan.value());
   call->prepare();
-  const VariantPack pack =
-      pack_with(call.value(), {{"R", view(call.value(), "R", {2, 16, 16}, {0, 16, 1})}},
-                /*views=*/false);
-  const Status status = plan->execute(pack, ws.get(), nullptr);
-  ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(call->matches_reference(graph.value()));
-  EXPECT_TRUE(call->outside_untouched());
+  expect_computed(plan.value(), call.value(), graph.value(),
+                  pack_with(call.value(), {{"R", view(call.value(), "R", {2, 16, 16}, {0, 16, 1})}},
+                            /*views=*/false));
 }
 
 // An aux read in place of a dense output of its layout is legal on either engine (the
 // fallback engine refused it by its roles' kind, with a message that called it legal).
 TEST(FallbackEngine, AnAuxMayBeReadInPlaceOfItsOutputOnEitherEngine) {
-  auto graph = graph_from_json(R"({
+  auto graph = validated_graph(R"({
     "fusedgemm_graph": 1, "name": "in-place residual",
     "tensors": [
       {"name": "A", "dims": [1, 16, 32], "data_type": "bf16"},
@@ -150,7 +139,6 @@ TEST(FallbackEngine, AnAuxMayBeReadInPlaceOfItsOutputOnEitherEngine) {
       {"kind": "pointwise", "name": "add", "inputs": ["acc", "R"], "outputs": ["D"],
        "mode": "add"}]})");
   ASSERT_TRUE(graph) << graph.status().message();
-  ASSERT_TRUE(graph->validate());
   for (const Engine engine : {Engine::kFused, Engine::kFallback}) {
     SCOPED_TRACE(engine == Engine::kFused ? "fused" : "fallback");
     BuildOptions options{make_host_device()};
@@ -166,12 +154,9 @@ TEST(FallbackEngine, AnAuxMayBeReadInPlaceOfItsOutputOnEitherEngine) {
     CallTensor& d = call.value()["D"];
     ASSERT_EQ(r.buffer->size(), d.buffer->size());
     std::copy_n(r.buffer->data(), r.buffer->size(), d.buffer->data());
-    const VariantPack pack =
-        pack_with(call.value(), {{"R", BufferView::address(d.buffer->data())}}, /*views=*/false);
-    const Status status = plan->execute(pack, workspace_of(plan.value(), pack), nullptr);
-    ASSERT_TRUE(status) << status.message();
-    EXPECT_TRUE(call->matches_reference(graph.value()));
-    EXPECT_TRUE(call->outside_untouched());
+    expect_computed(
+        plan.value(), call.value(), graph.value(),
+        pack_with(call.value(), {{"R", BufferView::address(d.buffer->data())}}, /*views=*/false));
   }
 }
 

@@ -15,7 +15,6 @@
 
 #include <fmt/format.h>
 
-#include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 #include "fusion/analyze.h"
 #include "recipe/kernel_config.h"
@@ -228,7 +227,7 @@ TEST(IllegalCall, APackOfADestroyedPlanIsRefused) {
 
 // The empty name is a name no tensor has, not uid 0: a tensor of uid 0 is not bound by it.
 TEST(IllegalCall, TheEmptyNameIsNoUid) {
-  auto graph = graph_from_json(R"({
+  auto graph = validated_graph(R"({
     "fusedgemm_graph": 1, "name": "plain, D of uid 0",
     "tensors": [
       {"name": "A", "dims": [1, 64, 64], "data_type": "bf16"},
@@ -236,7 +235,6 @@ TEST(IllegalCall, TheEmptyNameIsNoUid) {
       {"name": "D", "uid": 0, "dims": [1, 64, 64], "data_type": "bf16", "output": true}],
     "nodes": [{"kind": "matmul", "name": "gemm", "inputs": ["A", "B"], "outputs": ["D"]}]})");
   ASSERT_TRUE(graph) << graph.status().message();
-  ASSERT_TRUE(graph->validate());
   auto plan = build(graph.value(), BuildOptions{make_host_device()});
   ASSERT_TRUE(plan) << plan.status().message();
   auto call = CallBuffers::make(graph.value(), 4);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "fusedgemm/graph_json.h"
+
 namespace fusedgemm::test {
 namespace {
 
@@ -252,6 +254,13 @@ std::string to_string(const FlavorShape& s) {
 
 Result<FlavorGraph> make_flavor_graph(Flavor flavor, const FlavorShape& shape) {
   return Builder(flavor, shape).run();
+}
+
+Result<Graph> validated_graph(std::string_view json) {
+  Result<Graph> graph = graph_from_json(json);
+  if (!graph) return graph;
+  if (Status status = graph->validate(); !status) return status;
+  return graph;
 }
 
 std::vector<std::int64_t> padded_strides(const std::vector<std::int64_t>& dims, int contiguous,

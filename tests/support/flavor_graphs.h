@@ -84,6 +84,10 @@ struct FlavorGraph {
 // Builds and validates the graph; a validate failure comes back as its Status.
 Result<FlavorGraph> make_flavor_graph(Flavor flavor, const FlavorShape& shape);
 
+// A graph read from JSON text (docs/graph-json.md) and validated; a failure of either comes
+// back as its Status.
+Result<Graph> validated_graph(std::string_view json);
+
 // Strides of a [b, rows, cols] tensor whose `contiguous` axis (1 or 2) has unit stride and
 // whose other two axes are padded by `pad` elements.
 std::vector<std::int64_t> padded_strides(const std::vector<std::int64_t>& dims, int contiguous,

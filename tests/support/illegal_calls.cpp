@@ -38,11 +38,16 @@ Result<Setup> setup(Flavor flavor, const FlavorShape& plan_shape, const FlavorSh
 
 void expect_computed(Setup& s, const VariantPack& pack) {
   s.call.prepare();
-  const Status status = s.plan.execute(pack, workspace_of(s.plan, pack), nullptr);
+  expect_computed(s.plan, s.call, s.call_graph.graph, pack);
+}
+
+void expect_computed(const Plan& plan, const CallBuffers& call, const Graph& graph,
+                     const VariantPack& pack) {
+  const Status status = plan.execute(pack, workspace_of(plan, pack), nullptr);
   ASSERT_TRUE(status) << status.message();
-  EXPECT_TRUE(s.call.matches_reference(s.call_graph.graph));
-  EXPECT_TRUE(s.call.outside_untouched());
-  EXPECT_EQ(total_deferrals(s.plan), 0u);
+  EXPECT_TRUE(call.matches_reference(graph));
+  EXPECT_TRUE(call.outside_untouched());
+  EXPECT_EQ(total_deferrals(plan), 0u);
 }
 
 void expect_refused(Setup& s, const VariantPack& pack, const std::string& rule,

@@ -62,6 +62,10 @@ Result<Setup> setup(Flavor flavor, const FlavorShape& plan_shape, const FlavorSh
 
 // A legal call: computed right, nothing outside the elements written, no deferral.
 void expect_computed(Setup& s, const VariantPack& pack);
+// The same of `call`'s buffers as they are (prepared, or holding what an in-place aux reads),
+// against the reference of `graph`.
+void expect_computed(const Plan& plan, const CallBuffers& call, const Graph& graph,
+                     const VariantPack& pack);
 
 // Refused by `rule`, naming `role` and `tensor` (no role: a rule of the whole call) and
 // `seen`, as explain says too, with nothing written.
