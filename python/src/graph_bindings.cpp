@@ -8,11 +8,8 @@
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <limits>
 #include <optional>
 #include <string>
 #include <variant>
@@ -22,6 +19,7 @@
 #include "fusedgemm/graph.h"
 #include "fusedgemm/graph_json.h"
 #include "fusedgemm/graph_print.h"
+#include "graph/checked_math.h"
 
 namespace fusedgemm::python {
 
@@ -50,22 +48,18 @@ ReductionMode parse_reduction_mode(const std::string& name) {
   throw nb::value_error(("unknown reduction mode '" + name + "'; legal: " + legal).c_str());
 }
 
-// A pointwise attribute as fp32, refused past fp32's range as graph JSON refuses it (a
-// double that large has no fp32 value; inf and nan pass as themselves).
+// A pointwise attribute as fp32, refused past fp32's range as graph JSON refuses it.
 std::optional<float> fp32_attribute(std::optional<double> value, const char* name) {
   if (!value) return std::nullopt;
-  // Below this magnitude a double rounds to a finite fp32 value (the largest, at worst).
-  constexpr double kRoundsToFinite = 0x1.ffffffp127;
-  if (std::isfinite(*value) && !(std::abs(*value) < kRoundsToFinite)) {
+  const std::optional<float> fp32 = checked::fp32(*value);
+  if (!fp32) {
     throw nb::value_error((std::string("pointwise: ") + name + " " +
                            nb::cast<std::string>(nb::repr(nb::float_(*value))) +
                            " is out of fp32 range; legal: a number within fp32 range, or inf, "
                            "-inf, nan")
                               .c_str());
   }
-  const double max = std::numeric_limits<float>::max();
-  return std::isfinite(*value) ? static_cast<float>(std::clamp(*value, -max, max))
-                               : static_cast<float>(*value);
+  return fp32;
 }
 
 std::optional<std::string> data_type_name(const TensorAttributes& t) {

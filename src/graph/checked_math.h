@@ -51,6 +51,20 @@ inline std::optional<std::int64_t> add(std::int64_t a, std::int64_t b) {
   return out;
 }
 
+// A double as fp32 (a graph attribute): empty past fp32's range, where the conversion is
+// undefined behaviour; inf and NaN are themselves, and a value between the largest fp32 and
+// where doubles stop rounding to it is that largest value.
+inline std::optional<float> fp32(double value) {
+  if (value != value || value == std::numeric_limits<double>::infinity() ||
+      value == -std::numeric_limits<double>::infinity()) {
+    return static_cast<float>(value);
+  }
+  constexpr double kRoundsToFinite = 0x1.ffffffp127;
+  if (!(value < kRoundsToFinite && value > -kRoundsToFinite)) return std::nullopt;
+  const double max = std::numeric_limits<float>::max();
+  return static_cast<float>(value > max ? max : value < -max ? -max : value);
+}
+
 }  // namespace checked
 
 }  // namespace fusedgemm

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/checked_math.h"
 #include "graph/json_read.h"
 
 namespace fusedgemm {
@@ -69,15 +70,10 @@ Result<float> read_float(const At& at) {
     if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
   }
   if (!at.json || !at.json->is_number()) return at.wrong(kLegal);
-  const double d = at.json->get<double>();
-  // Below this magnitude a double rounds to a finite fp32 value (the largest, at worst);
-  // beyond it the conversion is undefined behaviour, so refuse it.
-  constexpr double kRoundsToFinite = 0x1.ffffffp127;
-  if (!(std::abs(d) < kRoundsToFinite)) {
-    return at.error(fmt::format("{} is out of fp32 range", shown(*at.json)), kLegal);
-  }
-  const double max = std::numeric_limits<float>::max();
-  return static_cast<float>(std::clamp(d, -max, max));
+  // A JSON number is finite: past fp32's range it has no value.
+  const std::optional<float> value = checked::fp32(at.json->get<double>());
+  if (!value) return at.error(fmt::format("{} is out of fp32 range", shown(*at.json)), kLegal);
+  return *value;
 }
 
 class Reader {
