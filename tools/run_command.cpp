@@ -264,6 +264,7 @@ Outcome run_one(Output& out, const std::string& path, const RunOptions& options,
                        {"rel_err", cmp.relative_error},
                        {"tolerance", cmp.tolerance},
                        {"nonfinite_mismatches", cmp.nonfinite_mismatches},
+                       {"order_dependent", cmp.order_dependent},
                        {"elements", cmp.element_count}});
   }
   std::uint64_t deferrals = 0;

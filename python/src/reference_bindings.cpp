@@ -63,6 +63,9 @@ void bind_reference(nb::module_& m) {
               "The largest relative error the output's data type accepts.")
       .def_ro("nonfinite_mismatches", &reference::Comparison::nonfinite_mismatches,
               "Elements where a NaN or an inf of the output and the reference differ.")
+      .def_ro("order_dependent", &reference::Comparison::order_dependent,
+              "Elements accepted as some fp32 combine order of a mul reduction gives them (inf, "
+              "or past fp32's normal range part-way), left out of the relative error.")
       .def_ro("element_count", &reference::Comparison::element_count, "Elements compared.")
       .def_prop_ro("passed", &reference::Comparison::passed,
                    "No non-finite mismatch and the relative error within tolerance.")

@@ -161,7 +161,10 @@ class Evaluator {
     for (const Tensor& t : graph_.tensors()) {
       auto it = exact_.find(t.get());
       if (!t->is_output() || it == exact_.end()) continue;
-      OutputValues out{*t->uid(), t->data_type(), dims_of(*t), std::move(it->second), {}};
+      OutputValues out{*t->uid(), t->data_type(), dims_of(*t), std::move(it->second), {}, {}};
+      if (auto effects = effects_.find(t.get()); effects != effects_.end()) {
+        out.order_effects = std::move(effects->second);
+      }
       out.rounded.reserve(out.values.size());
       for (double v : out.values) out.rounded.push_back(numeric::round_to_double(out.type, v));
       result.push_back(std::move(out));
@@ -296,7 +299,43 @@ class Evaluator {
       if (mode == ReductionMode::kAvg) v /= reduced_count;
       if (mode == ReductionMode::kNorm2) v = std::sqrt(v);
     }
+    if (mode == ReductionMode::kMul && node.outputs[0]->data_type() != DataType::kInt32 &&
+        node.outputs[0]->is_output()) {
+      effects_[node.outputs[0].get()] = product_order_effects(in_dims, out_dims, x);
+    }
     set(node.outputs[0], std::move(out));
+  }
+
+  // A product's partials, in whatever order an evaluator combines the factors, stay within
+  // the product of the factors above 1 in magnitude and the product of those below: fp32
+  // may overflow part-way where the first reaches 2^128, and lose its normal precision (or
+  // reach zero) where the second falls below 2^-126.
+  static std::vector<std::uint8_t> product_order_effects(const Dims& in_dims, const Dims& out_dims,
+                                                         const Values& x) {
+    constexpr double kOverflowLog2 = 128;
+    constexpr double kUnderflowLog2 = -126;
+    const auto count = static_cast<std::size_t>(count_of(out_dims));
+    std::vector<double> above(count, 0.0);  // log2 of the product of the factors above 1
+    std::vector<double> below(count, 0.0);  // log2 of the product of the factors below 1
+    std::vector<std::uint8_t> effects(count, 0);
+    for (std::int64_t b = 0; b < in_dims[0]; ++b) {
+      for (std::int64_t r = 0; r < in_dims[1]; ++r) {
+        for (std::int64_t c = 0; c < in_dims[2]; ++c) {
+          const double v = x[dense_index(in_dims, b, r, c)];
+          const auto o = static_cast<std::size_t>(broadcast_index(out_dims, b, r, c));
+          const double bits = std::log2(std::fabs(v));  // -inf for 0, NaN for NaN
+          if (bits > 0) above[o] += bits;
+          if (bits < 0) below[o] += bits;
+          if (std::signbit(v)) effects[o] ^= kNegative;
+        }
+      }
+    }
+    for (std::size_t o = 0; o < count; ++o) {
+      if (above[o] >= kOverflowLog2) effects[o] |= kMayOverflow;
+      if (below[o] < kUnderflowLog2) effects[o] |= kMayUnderflow;
+      if ((effects[o] & (kMayOverflow | kMayUnderflow)) == 0) effects[o] = 0;
+    }
+    return effects;
   }
 
   void dequantize(const Node& node) {
@@ -364,6 +403,7 @@ class Evaluator {
   const Graph& graph_;
   std::unordered_map<const TensorAttributes*, Values> values_;  // running, after rounding
   std::unordered_map<const TensorAttributes*, Values> exact_;   // outputs, before rounding
+  std::unordered_map<const TensorAttributes*, std::vector<std::uint8_t>> effects_;  // outputs
 };
 
 }  // namespace

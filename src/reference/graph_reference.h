@@ -109,6 +109,18 @@ struct OutputValues {
   Dims dims{1, 1, 1};
   std::vector<double> values;   // before rounding to `type`
   std::vector<double> rounded;  // after numeric::round_to_double(type, ...)
+  // Empty, or per element the OrderEffect bits: where an fp32 evaluator's combine order may
+  // move the value past rounding. Only a mul reduction has them, whose partial products may
+  // leave fp32's range in some order though the fp64 product does not (docs/SEMANTICS.md).
+  std::vector<std::uint8_t> order_effects;
+};
+
+// Bits of OutputValues::order_effects.
+enum OrderEffect : std::uint8_t {
+  kMayOverflow = 1,   // some partial product may pass fp32's largest value: inf of the sign
+  kMayUnderflow = 2,  // some partial product may fall below fp32's normal range: any value of
+                      // the sign, or zero (and NaN with an overflow: inf * 0)
+  kNegative = 4,      // the product's sign, for the above
 };
 
 class Evaluation {

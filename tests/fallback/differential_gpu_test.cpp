@@ -97,7 +97,7 @@ EngineRun run_engine(const std::shared_ptr<Device>& device, const Graph& graph_i
 
 // The fallback's values as the expectation the fused output is compared with.
 reference::OutputValues as_expected(const reference::HostTensor& t) {
-  reference::OutputValues out{0, t.type, t.layout.shape, {}, {}};
+  reference::OutputValues out{0, t.type, t.layout.shape, {}, {}, {}};
   for (std::int64_t b = 0; b < t.layout.shape[0]; ++b) {
     for (std::int64_t r = 0; r < t.layout.shape[1]; ++r) {
       for (std::int64_t c = 0; c < t.layout.shape[2]; ++c) out.values.push_back(t.at(b, r, c));

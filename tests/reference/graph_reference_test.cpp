@@ -336,6 +336,45 @@ TEST(GraphReference, EveryReductionModeOnRowsColumnsAndAll) {
   }
 }
 
+// A mul reduction marks the products whose fp32 partials may leave the range in some
+// combine order (docs/SEMANTICS.md): the factors above 1 reaching 2^128, those below 1
+// falling under 2^-126, with the product's sign; a product whose every partial stays in
+// range has none, and neither has any other mode.
+TEST(GraphReference, AMulReductionMarksProductsWhosePartialsMayLeaveFp32) {
+  const double p = std::ldexp(1.0, 64);
+  const double q = std::ldexp(1.0, -60);
+  const std::vector<std::vector<double>> rows = {
+      {p, p, q, q},                  // 2^8: 2^128 part-way
+      {-p, p, q, q},                 // -2^8, the same
+      {1 / p, 1 / p, 1 / q, 1 / q},  // 2^-8: 2^-128 part-way
+      {p, p, 0, 1},                  // 0: inf * 0 part-way
+      {-2, 3, 0.5, 0.25},            // in range in every order
+  };
+  const auto m = static_cast<std::int64_t>(rows.size());
+  for (ReductionMode mode : {ReductionMode::kMul, ReductionMode::kAdd}) {
+    Graph g;
+    auto x = leaf(g, "x", {1, m, 4}, DataType::kFloat32);
+    auto y = g.pointwise(x, PointwiseAttributes().set_mode(PointwiseMode::kIdentity));
+    auto tap = g.reduction(y, ReductionAttributes().set_mode(mode));
+    tap->set_dim({1, m, 1}).set_output(true);
+    ASSERT_TRUE(g.validate()) << g.validate().message();
+    HostTensors inputs;
+    inputs[*x->uid()] = filled(x, [&](int, int r, int c) { return rows[r][c]; });
+    auto result = evaluate_or_fail(g, inputs);
+    ASSERT_EQ(result.outputs().size(), 1u);
+    const auto& effects = result.outputs()[0].order_effects;
+    if (mode != ReductionMode::kMul) {
+      EXPECT_TRUE(effects.empty());
+      continue;
+    }
+    using reference::kMayOverflow, reference::kMayUnderflow, reference::kNegative;
+    const std::vector<std::uint8_t> want = {kMayOverflow, kMayOverflow | kNegative, kMayUnderflow,
+                                            kMayOverflow | kMayUnderflow, 0};
+    EXPECT_EQ(effects, want);
+    EXPECT_EQ(values_of(result, tap)[0], 256.0);  // the fp64 product, finite
+  }
+}
+
 // A declared bf16 on a virtual tensor rounds the running value there: the next node sees
 // round_to(bf16, .) of it, and an undeclared (inferred fp32) tensor does not round.
 TEST(GraphReference, DeclaredIntermediateTypeRoundsTheRunningValue) {
