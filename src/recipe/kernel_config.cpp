@@ -54,6 +54,7 @@ constexpr int kThreadsPerConsumer = 128;
 // whose staged outputs store 64-byte sub-tile rows (kernels::staged_row_bytes), with B
 // K-major (an MN-major box is 64 elements wide).
 constexpr int kUnitWidths[] = {64, 128, 160, 192, 256};
+constexpr int kMaxTmaBoxRows = 256;  // cuTensorMapEncodeTiled: boxDim[i] <= 256
 
 // Shared memory per SM per clock the tensor cores' operand reads and TMA's writes share, and
 // what a byte TMA writes costs against a byte wgmma reads: fitted, not derived (Hopper's 32
@@ -483,11 +484,11 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
   const std::string tile = fmt::format("tile {}x{} {}", c.tile_m, c.tile_n, split_name(c.split));
   const bool widths = std::find(std::begin(kUnitWidths), std::end(kUnitWidths), c.unit_n()) !=
                       std::end(kUnitWidths);
-  if (c.tile_m <= 0 || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 32 != 0 || !widths ||
-      c.tile_m > 256) {
+  const bool tile_m_ok = c.tile_m == 64 || c.tile_m == 128 || c.tile_m == 256;
+  if (!tile_m_ok || c.tile_n <= 0 || c.unit_m() % 64 != 0 || c.tile_n % 32 != 0 || !widths) {
     return fmt::format(
-        "{}: each consumer's unit is {}x{}; legal: units of whole 64-row groups, 64, 128, 160, "
-        "192 or 256 columns wide (the wgmma N), tile_m at most 256",
+        "{}: each consumer's unit is {}x{}; legal: tile_m 64, 128 or 256, units of whole "
+        "64-row groups, 64, 128, 160, 192 or 256 columns wide (the wgmma N)",
         tile, c.unit_m(), c.unit_n());
   }
   for (const auto& op : program.operands) {
@@ -528,6 +529,17 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
   }
   if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
     return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);
+  }
+  for (const auto& op : program.operands) {
+    const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;
+    const int rows = (op.role == Role::kA ? c.tile_m : c.tile_n) / (shared ? c.cluster_ctas() : 1);
+    // A K-major operand's rows of a CTA are one TMA box (codegen's plan_tma).
+    if (k_major(op) && rows > kMaxTmaBoxRows) {
+      return fmt::format(
+          "{}: each CTA loads {} rows of {} '{}' in one TMA box; legal: at most {} (a TMA box's "
+          "extent): a narrower tile, or a 2-CTA cluster sharing the operand",
+          tile, rows, to_string(op.role), program.buffers[op.buffer].name, kMaxTmaBoxRows);
+    }
   }
   for (const auto& op : program.operands) {
     const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;

@@ -303,6 +303,23 @@ std::string output_type_explain(const FusionProgram& p, int item) {
       role_tensor(p, Role::kOutput, b), to_string(buffer(p, b).data_type));
 }
 
+// --- tap_data_type ----------------------------------------------------------------------
+
+// The epilogue accumulates a tap's partials in fp32 (an int32 tap, legal in a graph, runs on
+// the fallback engine).
+int tap_type_violation(const FusionProgram& p) noexcept {
+  return first_index(p.taps, [&](const fusion::Tap& t) {
+    return buffer(p, t.buffer).data_type != DataType::kFloat32;
+  });
+}
+
+std::string tap_type_explain(const FusionProgram& p, int item) {
+  const auto& b = p.taps[item].buffer;
+  return fmt::format(
+      "tap_data_type: {}: data type {}; legal: fp32 (the epilogue accumulates taps in fp32)",
+      role_tensor(p, Role::kTap, b), to_string(buffer(p, b).data_type));
+}
+
 // --- quantized_block_shape --------------------------------------------------------------
 
 bool quantized_ok(const FusionProgram& p, const fusion::QuantizedOutput& q) {
@@ -437,6 +454,7 @@ constexpr std::array kRules = {
          aux_type_violation, aux_type_explain},
     Rule{"output_data_type", RuleScope::kBuild, "dense outputs are fp32, fp16, bf16, fp8 or int8",
          output_type_violation, output_type_explain},
+    Rule{"tap_data_type", RuleScope::kBuild, "taps are fp32", tap_type_violation, tap_type_explain},
     Rule{"quantized_block_shape", RuleScope::kBuild,
          "quantized outputs are fp8 or fp4, N-major, in 1x16, 1x32 or 1x128 blocks",
          quantized_violation, quantized_explain},

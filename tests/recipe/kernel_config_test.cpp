@@ -482,6 +482,50 @@ TEST(KernelConfig, RefusesATuningTheKernelCannotTake) {
   EXPECT_NE(config.status().message().find("legal: at most 128"), std::string::npos);
 }
 
+// A tuning the kernel's static checks or the driver's TMA encoding would fail is refused at
+// build by name: a 192-row tile (the kernel takes 64, 128 or 256 rows; NVRTC failed on its
+// static_assert), and a 512-column split-N tile whose CTA would load B's 512 rows in one TMA
+// box (at most 256: every execute failed in cuTensorMapEncodeTiled) unless a 2x1 cluster
+// shares them, 256 rows each.
+TEST(KernelConfig, RefusesTilesTheKernelOrItsTmaBoxesCannotTake) {
+  const auto program = program_of(Flavor::kPlain, {.m = 1024, .n = 1024, .k = 512});
+  struct Refused {
+    KernelTuning tuning;
+    std::string seen;
+  };
+  std::vector<Refused> refused(4);
+  refused[0].tuning.tile_m = 192;
+  refused[0].tuning.tile_n = 64;
+  refused[0].tuning.ping_pong = true;
+  refused[0].seen = "tile_m 64, 128 or 256";
+  refused[1].tuning.tile_m = 192;
+  refused[1].tuning.tile_n = 128;
+  refused[1].tuning.split_n = true;
+  refused[1].seen = "tile_m 64, 128 or 256";
+  for (const int n : {512, 320}) {
+    Refused& r = refused[n == 512 ? 2 : 3];
+    r.tuning.tile_m = 64;
+    r.tuning.tile_n = n;
+    r.tuning.split_n = true;
+    r.tuning.cluster_m = 1;
+    r.tuning.cluster_n = 1;
+    r.seen = fmt::format("each CTA loads {} rows of B 'B' in one TMA box; legal: at most 256", n);
+  }
+  for (const Refused& r : refused) {
+    auto config = choose_kernel_config(program, kH200Multiprocessors, r.tuning);
+    ASSERT_FALSE(config) << describe(config.value());
+    EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(config.status().message().find("kernel_tuning"), std::string::npos);
+    EXPECT_NE(config.status().message().find(r.seen), std::string::npos)
+        << config.status().message();
+  }
+  KernelTuning shared = refused[2].tuning;
+  shared.cluster_m = 2;  // each CTA of the pair loads 256 of B's rows
+  const KernelConfig c = chosen(program, kH200Multiprocessors, shared);
+  EXPECT_EQ(c.tile_n, 512);
+  EXPECT_EQ(c.cluster_m, 2);
+}
+
 // Hostile tunings (negative, zero, huge) are refused by name, never taken or overflowed; a
 // hostile multiprocessor count plans as if none (negative) or very many.
 TEST(KernelConfig, RefusesHostileTuningValues) {

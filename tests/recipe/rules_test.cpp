@@ -394,6 +394,16 @@ const std::vector<RuleCase>& cases() {
        [](Graph& g, bool legal) { store(acc_bf16(g), "D", legal ? kBf16 : DataType::kInt32); }},
       {"output_data_type", "output", "D", "fp4_e2m1",
        [](Graph& g, bool legal) { store(acc_bf16(g), "D", legal ? kBf16 : kFp4); }},
+      {"tap_data_type", "tap", "qsum", "int32",
+       [](Graph& g, bool legal) {
+         // An integer row sum is legal in a graph (the fallback engine runs it); the fused
+         // epilogue accumulates taps in fp32 only.
+         auto acc = acc_bf16(g);
+         store(acc, "D", kBf16);
+         auto q = g.pointwise(acc, op(PointwiseMode::kIdentity));
+         q->set_name("q").set_data_type(legal ? kFp32 : DataType::kInt32);
+         store(reduce(g, q, {1, 64, 1}), "qsum", legal ? kFp32 : DataType::kInt32);
+       }},
       {"quantized_block_shape", "output", "Y", "1x64",
        [](Graph& g, bool legal) {
          auto [y, scale] = g.block_scale_quantize(
