@@ -206,7 +206,7 @@ int local_sm_count() {
 
 int compile_command(Output& out, const CompileCommandOptions& options) {
   if (options.arch != "sm_90a") {
-    return out.error("invalid argument",
+    return out.error(ErrorCode::kInvalidArgument,
                      fmt::format("compile: --arch {}: only sm_90a is generated (the kernel uses "
                                  "wgmma and TMA)",
                                  options.arch),

@@ -52,7 +52,7 @@ int explain_command(Output& out, const std::string& graph_path, const std::strin
     return code;
   }
   if (folder) {
-    return out.error("invalid argument",
+    return out.error(ErrorCode::kInvalidArgument,
                      fmt::format("explain: '{}' is a folder; a call is explained against one "
                                  "graph file",
                                  graph_path),

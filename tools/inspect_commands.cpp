@@ -12,6 +12,7 @@
 #include "fusedgemm/graph_print.h"
 #include "fusion/analyze.h"
 #include "fusion/print.h"
+#include "recipe/kernel_config.h"
 #include "recipe/rules.h"
 #include "recipe/support_gate.h"
 
@@ -30,7 +31,7 @@ std::vector<std::string> graph_files(const std::string& path) {
 }
 
 int no_graph_files(Output& out, const std::string& path) {
-  return out.error("invalid argument",
+  return out.error(ErrorCode::kInvalidArgument,
                    fmt::format("'{}': a folder with no *.json graph files", path), kExitCannotRun);
 }
 
@@ -61,6 +62,18 @@ int analyze_one(Output& out, const std::string& path) {
   if (!decline) {
     out.text("{}", fusion::to_string(analysis->program));
     decline = recipe::check_support(analysis->program);
+  }
+  if (!decline) {
+    // As build() does: no kernel shape fitting the program is a decline too (kernel_config,
+    // three block-scaled GEMMs). Whether one fits does not depend on the multiprocessors.
+    auto config = recipe::choose_kernel_config(analysis->program, 0, {});
+    if (!config && config.status().code() != ErrorCode::kUnavailable) {
+      return out.error(config.status());
+    }
+    if (!config) {
+      const std::string m = config.status().message();
+      decline = Decline{m.substr(0, m.find(':')), m};
+    }
   }
   out.at()["fused"] = !decline.has_value();
   if (!decline) {

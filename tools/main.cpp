@@ -135,8 +135,8 @@ int run_tool(int argc, char** argv) {
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-' && !known) {
       Output out(std::string(), wants_json);
       return out.finish(out.error(
-          "invalid argument", std::string("unknown command '") + argv[1] + "'; legal: " + commands,
-          kExitCannotRun));
+          fusedgemm::ErrorCode::kInvalidArgument,
+          std::string("unknown command '") + argv[1] + "'; legal: " + commands, kExitCannotRun));
     }
     if (e.get_exit_code() == 0 || !wants_json) {
       const int code = app.exit(e);
@@ -144,7 +144,7 @@ int run_tool(int argc, char** argv) {
     }
     CLI::App* const named = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
     Output out(named != nullptr ? named->get_name() : std::string(), true);
-    return out.finish(out.error("invalid argument", e.what(), kExitCannotRun));
+    return out.finish(out.error(fusedgemm::ErrorCode::kInvalidArgument, e.what(), kExitCannotRun));
   }
   CLI::App* const chosen = app.get_subcommands().front();
   Output out(chosen->get_name(), json);
@@ -153,14 +153,14 @@ int run_tool(int argc, char** argv) {
   if (*run) return out.finish(run_command(out, run_options));
   if (*compile) return out.finish(compile_command(out, compile_options));
   if (list_rules && !(path.empty() && call_path.empty())) {
-    return out.finish(out.error("invalid argument",
+    return out.finish(out.error(fusedgemm::ErrorCode::kInvalidArgument,
                                 "explain --rules prints the rule table and takes no graph or call; "
                                 "legal: explain --rules, or explain GRAPH [CALL]",
                                 kExitCannotRun));
   }
   if (list_rules) return out.finish(explain_rules_command(out));
   if (path.empty()) {
-    return out.finish(out.error("invalid argument",
+    return out.finish(out.error(fusedgemm::ErrorCode::kInvalidArgument,
                                 "explain: give a graph (and optionally a call), or --rules",
                                 kExitCannotRun));
   }

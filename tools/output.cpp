@@ -23,13 +23,14 @@ nlohmann::json& Output::at() {
 
 int Output::error(const Status& status) {
   const int code = status.code() == ErrorCode::kIllegalCall ? kExitFailed : kExitCannotRun;
-  return error(to_string(status.code()), status.message(), code);
+  return error(status.code(), status.message(), code);
 }
 
-int Output::error(std::string_view code, const std::string& message, int exit_code) {
+int Output::error(ErrorCode code, const std::string& message, int exit_code) {
   done();
-  std::fprintf(stderr, "error (%s):\n%s\n", std::string(code).c_str(), message.c_str());
-  at()["error"] = {{"code", std::string(code)}, {"message", message}};
+  const std::string name(to_string(code));
+  std::fprintf(stderr, "error (%s):\n%s\n", name.c_str(), message.c_str());
+  at()["error"] = {{"code", name}, {"message", message}};
   return exit_code;
 }
 

@@ -37,8 +37,9 @@ class Output {
   // The status on stderr as "error (<code>):\n<message>", and as the entry's "error"
   // ({"code", "message"}); kExitFailed for a refused call, kExitCannotRun otherwise.
   int error(const Status& status);
-  // An error that is no Status (bad usage found by the command): stderr and the entry.
-  int error(std::string_view code, const std::string& message, int exit_code);
+  // An error that is no Status (bad usage found by the command): stderr and the entry, its
+  // code spelled as a Status's is (to_string(ErrorCode)).
+  int error(ErrorCode code, const std::string& message, int exit_code);
 
   // Long work: on a terminal, `what` as one line on stderr that the next progress() or done()
   // overwrites; nothing when stderr is not a terminal (scripts, CI, --json pipes).

@@ -35,7 +35,8 @@ def _span(dims, strides):
 
 def empty(tensor, fill_byte=0xFF):
     """An array of the tensor's declared dims, strides and type, every byte `fill_byte`
-    (0xFF: NaN in every float type, so an element a kernel skips cannot pass)."""
+    (0xFF: NaN in every float type, so an element a kernel skips cannot pass; fp4_e2m1 has
+    no NaN and reads each 0xF nibble as -6, a value a skipped element could match)."""
     dtype = _dtype(tensor.data_type)
     storage = np.full(_span(tensor.dims, tensor.strides) * dtype.itemsize, fill_byte, np.uint8)
     return _declared(storage, tensor, dtype)

@@ -92,8 +92,9 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
   auto config =
       recipe::choose_kernel_config(*program, device->multiprocessor_count(), options.tuning);
   // No kernel shape fits the program (kernel_config, kUnavailable): a decline, as below.
-  if (!config && config.status().code() == ErrorCode::kUnavailable && !options.engine) {
+  if (!config && config.status().code() == ErrorCode::kUnavailable) {
     const std::string m = config.status().message();
+    if (options.engine) return Status(ErrorCode::kDeclined, m);
     return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
                                options);
   }
@@ -117,8 +118,9 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
     // The generator refuses what it does not emit yet (fp4 operands, say) with kUnavailable
     // and a "kernel_*" id: on a GPU such a graph is declined too, and runs unfused.
     if (!compiled && compiled.status().code() == ErrorCode::kUnavailable &&
-        compiled.status().message().rfind("kernel_", 0) == 0 && !options.engine) {
+        compiled.status().message().rfind("kernel_", 0) == 0) {
       const std::string m = compiled.status().message();
+      if (options.engine) return Status(ErrorCode::kDeclined, m);
       return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
                                  options);
     }

@@ -319,7 +319,7 @@ TEST(KernelSource, RefusesAnImpossibleTuning) {
     KernelTuning tuning;
     const char* message;
   } cases[] = {
-      {rows, "legal: units of whole 64-row groups"},
+      {rows, "units of whole 64-row groups"},
       {pinned_tuning(128, 256, false, 2, 2), "legal: 1x1, 2x1 or 1x2"},
       {pinned_tuning(128, 256, false, 1, 1, 9), "9 stages of 49152 bytes; legal: 2 to 4"},
   };

@@ -205,6 +205,55 @@ TEST(FallbackEngine, ForcingTheFusedEngineOnADeclinedGraphFailsWithTheRule) {
   EXPECT_EQ(plan.status().message().rfind("chained_gemm:", 0), 0u) << plan.status().message();
 }
 
+// Three block-scaled GEMMs pass the gate, but no kernel shape holds their accumulators
+// (kernel_config): build() runs them on the fallback engine, and forcing the fused engine
+// fails kDeclined with that rule, as a gate decline does (it failed kUnavailable).
+TEST(FallbackEngine, ForcingTheFusedEngineWhereNoKernelShapeFitsFailsDeclined) {
+  auto graph = validated_graph(R"({
+    "fusedgemm_graph": 1, "name": "three block-scaled GEMMs",
+    "tensors": [
+      {"name": "Aq", "dims": [1, 256, 512], "data_type": "fp8_e4m3"},
+      {"name": "sa", "dims": [1, 256, 4], "data_type": "fp32"},
+      {"name": "Bq0", "dims": [1, 512, 512], "strides": [262144, 1, 512], "data_type": "fp8_e4m3"},
+      {"name": "Bq1", "dims": [1, 512, 512], "strides": [262144, 1, 512], "data_type": "fp8_e4m3"},
+      {"name": "Bq2", "dims": [1, 512, 512], "strides": [262144, 1, 512], "data_type": "fp8_e4m3"},
+      {"name": "sb0", "dims": [1, 4, 4], "data_type": "fp32"},
+      {"name": "sb1", "dims": [1, 4, 4], "data_type": "fp32"},
+      {"name": "sb2", "dims": [1, 4, 4], "data_type": "fp32"},
+      {"name": "A"}, {"name": "B0"}, {"name": "B1"}, {"name": "B2"},
+      {"name": "acc0"}, {"name": "acc1"}, {"name": "acc2"}, {"name": "s01"},
+      {"name": "D", "dims": [1, 256, 512], "data_type": "bf16", "output": true}],
+    "nodes": [
+      {"kind": "block_scale_dequantize", "name": "dq_a", "inputs": ["Aq", "sa"],
+       "outputs": ["A"], "block_size": [1, 128]},
+      {"kind": "block_scale_dequantize", "name": "dq_b0", "inputs": ["Bq0", "sb0"],
+       "outputs": ["B0"], "block_size": [128, 128]},
+      {"kind": "block_scale_dequantize", "name": "dq_b1", "inputs": ["Bq1", "sb1"],
+       "outputs": ["B1"], "block_size": [128, 128]},
+      {"kind": "block_scale_dequantize", "name": "dq_b2", "inputs": ["Bq2", "sb2"],
+       "outputs": ["B2"], "block_size": [128, 128]},
+      {"kind": "matmul", "name": "g0", "inputs": ["A", "B0"], "outputs": ["acc0"]},
+      {"kind": "matmul", "name": "g1", "inputs": ["A", "B1"], "outputs": ["acc1"]},
+      {"kind": "matmul", "name": "g2", "inputs": ["A", "B2"], "outputs": ["acc2"]},
+      {"kind": "pointwise", "name": "add01", "inputs": ["acc0", "acc1"], "outputs": ["s01"],
+       "mode": "add"},
+      {"kind": "pointwise", "name": "add2", "inputs": ["s01", "acc2"], "outputs": ["D"],
+       "mode": "add"}]})");
+  ASSERT_TRUE(graph) << graph.status().message();
+  auto plan = build(graph.value(), BuildOptions{make_host_device()});
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(plan->engine(), Engine::kFallback);
+  ASSERT_TRUE(plan->declined());
+  EXPECT_EQ(plan->declined()->rule, "kernel_config");
+  BuildOptions forced{make_host_device()};
+  forced.engine = Engine::kFused;
+  auto refused = build(graph.value(), forced);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kDeclined) << refused.status().message();
+  EXPECT_EQ(refused.status().message().rfind("kernel_config:", 0), 0u)
+      << refused.status().message();
+}
+
 TEST(FallbackEngine, AFusableGraphUsesTheFusedEngineUnlessForced) {
   auto fused = make_flavor_graph(Flavor::kPlain, {});
   ASSERT_TRUE(fused);
