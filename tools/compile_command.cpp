@@ -124,20 +124,21 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
     return compile_fallback(out, graph.value(), context);
   }
   auto recipe = recipe::make_recipe(program, chosen.value());
-  if (!recipe) {
-    if (recipe.status().code() != ErrorCode::kDeclined) {
-      return out.error(recipe.status()), Outcome::kError;
-    }
-    out.text("  not compiled: {}\n", recipe.status().message());
-    out.at()["not_compiled"] = recipe.status().message();
-    return Outcome::kNotCompiled;
-  }
+  if (!recipe) return out.error(recipe.status()), Outcome::kError;
   out.progress(fmt::format("compiling {}", path));
   auto kernel = api::compile_fused_kernel(recipe.value(), context);
   out.done();
   if (!kernel) {
+    const std::string why = kernel.status().message();
     switch (kernel.status().code()) {
       case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
+        // On a GPU build() declines a kernel_* refusal to the fallback engine: its kernels.
+        if (why.starts_with("kernel_")) {
+          const std::string rule = why.substr(0, why.find(':'));
+          out.text("  declined by rule {}\n  {}\n", rule, why);
+          out.at()["declined"] = {{"rule", rule}, {"message", why}};
+          return compile_fallback(out, graph.value(), context);
+        }
         out.text("  not compiled: {}\n", kernel.status().message());
         out.at()["not_compiled"] = kernel.status().message();
         return Outcome::kNotCompiled;
