@@ -23,6 +23,7 @@
 #include "recipe/support_gate.h"
 #include "reference/resize.h"
 #include "runtime/device.h"
+#include "runtime/plan_state.h"
 
 namespace fusedgemm::tool {
 
@@ -125,6 +126,14 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
   }
   auto recipe = recipe::make_recipe(program, chosen.value());
   if (!recipe) return out.error(recipe.status()), Outcome::kError;
+  // As build(): a declared call that breaks a call rule declines the graph (padded scales).
+  if (auto refused = runtime::PlanState(Engine::kFused, std::nullopt,
+                                        make_compile_only_device(sm_count), nullptr, recipe.value())
+                         .declared_call_decline()) {
+    out.text("  declined by rule {}\n  {}\n", refused->rule, refused->message);
+    out.at()["declined"] = {{"rule", refused->rule}, {"message", refused->message}};
+    return compile_fallback(out, graph.value(), context);
+  }
   out.progress(fmt::format("compiling {}", path));
   auto kernel = api::compile_fused_kernel(recipe.value(), context);
   out.done();
