@@ -187,6 +187,11 @@ class Plan {
 // validate -> analyze -> support gate -> tile configuration -> kernel -> recipe -> plan.
 // A graph the fused engine declines runs on the fallback engine: Plan::engine() says which
 // engine a plan uses and Plan::declined() why the fused one refused.
+// build() validates `graph` in place, rewriting what validate() fills in (inferred dims and
+// types, assigned uids, the node order) even on a graph validated before: no other thread
+// may read, copy or build the same Graph (or its tensors) meanwhile. To build one graph on
+// several threads, copy it first and give each thread its copy (Graph's copy constructor).
+// The plan keeps nothing of the graph: changing or destroying it later changes no plan.
 Result<Plan> build(Graph& graph, const BuildOptions& options = {});
 
 }  // namespace fusedgemm

@@ -1,8 +1,12 @@
 #include "jit/dump.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <string>
 #include <system_error>
 
 #include "jit/digest.h"
@@ -25,15 +29,44 @@ std::string stem_of(std::string_view name) {
   return stem;
 }
 
+// Never through a symbolic link at the file's name (O_NOFOLLOW): one planted in a shared
+// folder would have a dump overwrite whatever it points at.
 Status write_file(const std::filesystem::path& path, std::string_view contents) {
-  errno = 0;  // the stream keeps no reason; the failed call's errno is it
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  out.close();
-  const int error = errno;
-  FG_CHECK(out.good(), ErrorCode::kIo,
-           "dump: cannot write '" + path.string() + "'" +
-               (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  FG_CHECK(fd >= 0, ErrorCode::kIo,
+           "dump: cannot write '" + path.string() + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      return Status(ErrorCode::kIo,
+                    "dump: cannot write '" + path.string() + "': " + std::strerror(error));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  FG_CHECK(::close(fd) == 0, ErrorCode::kIo,
+           "dump: cannot write '" + path.string() + "': " + std::strerror(errno));
+  return Status::ok();
+}
+
+// The default folder lies in the shared temporary folder: it must be a folder (no link) of
+// this user, and is kept to this user alone (mode 0700), so no one else can read or redirect
+// the dumps. (In a sticky temporary folder no one else can replace it between the checks.)
+Status keep_own_folder(const std::filesystem::path& dir) {
+  struct stat info {};
+  FG_CHECK(::lstat(dir.c_str(), &info) == 0, ErrorCode::kIo,
+           "dump: cannot read '" + dir.string() + "': " + std::strerror(errno));
+  FG_CHECK(S_ISDIR(info.st_mode) && info.st_uid == ::geteuid(), ErrorCode::kIo,
+           "dump: '" + dir.string() +
+               "' is not a folder of this user (another user's, or a link); legal: remove it, "
+               "or set FUSEDGEMM_DUMP_DIR");
+  if ((info.st_mode & 077) != 0) {
+    FG_CHECK(::chmod(dir.c_str(), 0700) == 0, ErrorCode::kIo,
+             "dump: cannot keep '" + dir.string() + "' to this user: " + std::strerror(errno));
+  }
   return Status::ok();
 }
 
@@ -66,7 +99,7 @@ std::filesystem::path default_dump_dir() {
   std::error_code ec;
   std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
   if (ec) temp = "/tmp";
-  return temp / "fusedgemm";
+  return temp / ("fusedgemm-" + std::to_string(::geteuid()));
 }
 
 Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelSource& source,
@@ -81,6 +114,7 @@ Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelS
   std::filesystem::create_directories(dir, ec);
   FG_CHECK(!ec, ErrorCode::kIo,
            "dump: cannot create directory '" + dir.string() + "': " + ec.message());
+  if (dir == default_dump_dir()) FG_TRY(keep_own_folder(dir));
   FG_TRY(write_file(files.source, source.code));
   FG_TRY(write_file(files.log, log));
   FG_TRY(write_file(files.command, command_text(source, options, files.headers)));

@@ -23,10 +23,12 @@ struct DumpedFiles {
 // and a recompile of the same one overwrites its own files.
 Result<std::string> dump_tag(const KernelSource& source, const CompileOptions& options);
 
-// The default dump directory of a failed compile: <temp>/fusedgemm.
+// The default dump directory of a failed compile: <temp>/fusedgemm-<effective uid>, which
+// dump_compile keeps to this user alone (mode 0700) and refuses when it is not.
 std::filesystem::path default_dump_dir();
 
-// Writes the files of one compile into `dir` (created if missing). `log` may be empty.
+// Writes the files of one compile into `dir` (created if missing), never through a
+// symbolic link at a file's name. `log` may be empty.
 Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelSource& source,
                                  const CompileOptions& options, std::string_view log);
 

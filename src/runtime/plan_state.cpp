@@ -1,8 +1,12 @@
 #include "runtime/plan_state.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <iterator>
-#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -38,9 +42,21 @@ std::map<std::string, int, std::less<>> slots_by_name(const recipe::Recipe& r) {
 // 64 random bits: a plan's first epoch, so two plans sharing a workspace one after the other
 // use unrelated epochs, and its identity, so a pack bound by a destroyed plan is not taken
 // for one bound by a new plan that happens to live at the same address.
+// getrandom(2), which throws nothing (std::random_device may: build() must not), else the
+// clock, the thread and a stack address mixed (splitmix64): distinct all the same.
 std::uint64_t random_bits() {
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) ^ static_cast<std::uint64_t>(device());
+  std::uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof bits)) {
+    return bits;
+  }
+  std::uint64_t x =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      std::hash<std::thread::id>{}(std::this_thread::get_id()) ^
+      reinterpret_cast<std::uintptr_t>(&bits);
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 }  // namespace
