@@ -86,6 +86,14 @@ Outcome compile_fallback(Output& out, const Graph& graph, Context& context) {
   return compiled->kernel->resources.spills() ? Outcome::kSpilled : Outcome::kCompiled;
 }
 
+// A graph build() declines (by the gate, or past it): the decline, then its fallback kernels.
+Outcome compile_declined(Output& out, const Decline& decline, const Graph& graph,
+                         Context& context) {
+  out.text("  declined by rule {}\n  {}\n", decline.rule, decline.message);
+  out.at()["declined"] = {{"rule", decline.rule}, {"message", decline.message}};
+  return compile_fallback(out, graph, context);
+}
+
 Outcome compile_one(Output& out, const std::string& path, Context& context, int sm_count,
                     const reference::ProblemOverride& size) {
   out.text("== {}\n", path);
@@ -108,11 +116,7 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
   if (!analysis) return out.error(analysis.status()), Outcome::kError;
   std::optional<Decline> decline = analysis->decline;
   if (!decline) decline = recipe::check_support(analysis->program);
-  if (decline) {
-    out.text("  declined by rule {}\n  {}\n", decline->rule, decline->message);
-    out.at()["declined"] = {{"rule", decline->rule}, {"message", decline->message}};
-    return compile_fallback(out, graph.value(), context);
-  }
+  if (decline) return compile_declined(out, *decline, graph.value(), context);
 
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis->program));
   auto chosen = recipe::choose_kernel_config(*program, sm_count);
@@ -120,9 +124,8 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
     if (chosen.status().code() != ErrorCode::kUnavailable) {
       return out.error(chosen.status()), Outcome::kError;
     }
-    out.text("  declined: {}\n", chosen.status().message());
-    out.at()["declined"] = {{"rule", "kernel_config"}, {"message", chosen.status().message()}};
-    return compile_fallback(out, graph.value(), context);
+    return compile_declined(out, recipe::decline_of(chosen.status().message()), graph.value(),
+                            context);
   }
   auto recipe = recipe::make_recipe(program, chosen.value());
   if (!recipe) return out.error(recipe.status()), Outcome::kError;
@@ -130,23 +133,18 @@ Outcome compile_one(Output& out, const std::string& path, Context& context, int 
   if (auto refused = runtime::PlanState(Engine::kFused, std::nullopt,
                                         make_compile_only_device(sm_count), nullptr, recipe.value())
                          .declared_call_decline()) {
-    out.text("  declined by rule {}\n  {}\n", refused->rule, refused->message);
-    out.at()["declined"] = {{"rule", refused->rule}, {"message", refused->message}};
-    return compile_fallback(out, graph.value(), context);
+    return compile_declined(out, *refused, graph.value(), context);
   }
   out.progress(fmt::format("compiling {}", path));
   auto kernel = api::compile_fused_kernel(recipe.value(), context);
   out.done();
   if (!kernel) {
-    const std::string why = kernel.status().message();
     switch (kernel.status().code()) {
       case ErrorCode::kUnavailable:  // a type or layout the generator does not emit yet
         // On a GPU build() declines a kernel_* refusal to the fallback engine: its kernels.
-        if (why.starts_with("kernel_")) {
-          const std::string rule = why.substr(0, why.find(':'));
-          out.text("  declined by rule {}\n  {}\n", rule, why);
-          out.at()["declined"] = {{"rule", rule}, {"message", why}};
-          return compile_fallback(out, graph.value(), context);
+        if (kernel.status().message().starts_with("kernel_")) {
+          return compile_declined(out, recipe::decline_of(kernel.status().message()), graph.value(),
+                                  context);
         }
         out.text("  not compiled: {}\n", kernel.status().message());
         out.at()["not_compiled"] = kernel.status().message();

@@ -70,10 +70,7 @@ int analyze_one(Output& out, const std::string& path) {
     if (!config && config.status().code() != ErrorCode::kUnavailable) {
       return out.error(config.status());
     }
-    if (!config) {
-      const std::string m = config.status().message();
-      decline = Decline{m.substr(0, m.find(':')), m};
-    }
+    if (!config) decline = recipe::decline_of(config.status().message());
   }
   out.at()["fused"] = !decline.has_value();
   if (!decline) {

@@ -88,24 +88,26 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
     return api::build_fallback(graph, std::move(decline), std::move(device), options);
   }
 
+  // A decline past the gate, as the gate's: kDeclined where the fused engine is forced, else
+  // the fallback engine's plan.
+  const auto declined = [&](Decline d) -> Result<Plan> {
+    if (options.engine) return Status(ErrorCode::kDeclined, std::move(d.message));
+    return api::build_fallback(graph, std::move(d), std::move(device), options);
+  };
   auto program = std::make_shared<const fusion::FusionProgram>(std::move(analysis.program));
   auto config =
       recipe::choose_kernel_config(*program, device->multiprocessor_count(), options.tuning);
-  // No kernel shape fits the program (kernel_config, kUnavailable): a decline, as below.
+  // No kernel shape fits the program (kernel_config, kUnavailable).
   if (!config && config.status().code() == ErrorCode::kUnavailable) {
-    const std::string m = config.status().message();
-    if (options.engine) return Status(ErrorCode::kDeclined, m);
-    return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
-                               options);
+    return declined(recipe::decline_of(config.status().message()));
   }
   FG_TRY(config.status());
   FG_ASSIGN_OR_RETURN(recipe::Recipe recipe, recipe::make_recipe(program, config.value()));
-  // A call rule that refuses the declared call refuses every call of that layout: such a
-  // graph is declined as by the gate, so no fused plan is built that no declared call fits.
+  // A call rule that refuses the declared call refuses every call of that layout: no fused
+  // plan is built that no declared call fits.
   if (auto refused = runtime::PlanState(Engine::kFused, std::nullopt, device, nullptr, recipe)
                          .declared_call_decline()) {
-    if (options.engine) return Status(ErrorCode::kDeclined, refused->message);
-    return api::build_fallback(graph, std::move(refused), std::move(device), options);
+    return declined(std::move(*refused));
   }
 
   runtime::KernelImage image;
@@ -119,10 +121,7 @@ Result<Plan> build(Graph& graph, const BuildOptions& options) {
     // and a "kernel_*" id: on a GPU such a graph is declined too, and runs unfused.
     if (!compiled && compiled.status().code() == ErrorCode::kUnavailable &&
         compiled.status().message().rfind("kernel_", 0) == 0) {
-      const std::string m = compiled.status().message();
-      if (options.engine) return Status(ErrorCode::kDeclined, m);
-      return api::build_fallback(graph, Decline{m.substr(0, m.find(':')), m}, std::move(device),
-                                 options);
+      return declined(recipe::decline_of(compiled.status().message()));
     }
     FG_ASSIGN_OR_RETURN(api::FusedKernel fused, std::move(compiled));
     image.entry = fused.image.entry;

@@ -530,6 +530,7 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
   if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
     return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);
   }
+  // Each CTA loads its rows of an operand: all of them, or its half of a shared one.
   for (const auto& op : program.operands) {
     const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;
     const int rows = (op.role == Role::kA ? c.tile_m : c.tile_n) / (shared ? c.cluster_ctas() : 1);
@@ -540,11 +541,7 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
           "extent): a narrower tile, or a 2-CTA cluster sharing the operand",
           tile, rows, to_string(op.role), program.buffers[op.buffer].name, kMaxTmaBoxRows);
     }
-  }
-  for (const auto& op : program.operands) {
-    const bool shared = op.role == Role::kA ? c.cluster_n > 1 : c.cluster_m > 1;
     if (!shared) continue;
-    const int rows = (op.role == Role::kA ? c.tile_m : c.tile_n) / c.cluster_ctas();
     const int element_bytes = std::max(1, bits_of(program.buffers[op.buffer].data_type) / 8);
     const int box = kTileKBytes / element_bytes;  // elements of an MN-major box
     if (k_major(op) ? rows % 8 != 0 : rows % box != 0) {

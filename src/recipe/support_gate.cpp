@@ -13,4 +13,9 @@ std::optional<Decline> check_support(const fusion::FusionProgram& program) {
   return std::nullopt;
 }
 
+Decline decline_of(std::string message) {
+  std::string rule = message.substr(0, message.find(':'));
+  return Decline{std::move(rule), std::move(message)};
+}
+
 }  // namespace fusedgemm::recipe

@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
 #include "fusedgemm/variant_pack.h"
 #include "runtime/numeric.h"
+#include "support/flavor_graphs.h"
 
 using namespace fusedgemm;
 
@@ -132,7 +132,7 @@ TEST(Compare, WhatSomeCombineOrderGivesPassesWhereTheReferenceMarksIt) {
 // that inf (`fusedgemm run`'s mul taps at batch 3 failed so); it passes now, counted as
 // order-dependent, while D is judged as ever.
 TEST(Compare, AMulTapThatOverflowsPartWayPassesOnEitherEngine) {
-  auto graph = graph_from_json(R"({
+  auto graph = test::validated_graph(R"({
     "fusedgemm_graph": 1, "name": "row product",
     "tensors": [
       {"name": "A", "dims": [1, 8, 8], "data_type": "bf16"},
@@ -147,7 +147,6 @@ TEST(Compare, AMulTapThatOverflowsPartWayPassesOnEitherEngine) {
       {"kind": "reduction", "name": "prod", "inputs": ["acc"], "outputs": ["P"],
        "mode": "mul"}]})");
   ASSERT_TRUE(graph) << graph.status().message();
-  ASSERT_TRUE(graph->validate()) << graph->validate().message();
   const double p = std::ldexp(1.0, 64);
   const std::vector<double> column = {p, p, 1 / p, 1 / p, 1, 1, 1, 1};
   // acc[m, n] = sum over 8 k of (+-1/8) * column[n]: exactly +-column[n].
