@@ -21,12 +21,15 @@
 namespace fusedgemm {
 namespace api {
 
-Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context) {
+Result<codegen::KernelSource> generate_fused_source(const recipe::Recipe& recipe) {
   FG_ASSIGN_OR_RETURN(std::string epilogue, codegen::generate_epilogue(*recipe.program, recipe));
   FG_ASSIGN_OR_RETURN(std::uint32_t scratch,
                       codegen::epilogue_scratch_bytes(*recipe.program, recipe));
-  FG_ASSIGN_OR_RETURN(codegen::KernelSource source,
-                      codegen::generate_kernel_source(recipe, {std::move(epilogue), scratch}));
+  return codegen::generate_kernel_source(recipe, {std::move(epilogue), scratch});
+}
+
+Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context) {
+  FG_ASSIGN_OR_RETURN(codegen::KernelSource source, generate_fused_source(recipe));
   jit::KernelSource jit_source{source.program_name, source.source, {}};
   for (const auto& header : source.headers) {
     jit_source.headers.emplace_back(std::string(header.name), std::string(header.contents));

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "codegen/kernel_source.h"
 #include "fusedgemm/context.h"
 #include "fusedgemm/status.h"
 #include "jit/context.h"
@@ -17,6 +18,11 @@ struct FusedKernel {
   runtime::KernelImage image;
   jit::CompileResult compiled;  // the cubin, its ptxas report, and whether the cache served it
 };
+
+// The kernel's source (the generated epilogue in the mainloop's translation unit), not
+// compiled: fails where the generator refuses the recipe, with a "kernel_*" id for what it
+// does not emit yet (kUnavailable).
+Result<codegen::KernelSource> generate_fused_source(const recipe::Recipe& recipe);
 
 // Settles recipe.config's shared memory and block size from the generated source.
 Result<FusedKernel> compile_fused_kernel(recipe::Recipe& recipe, Context& context);

@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "api/kernel_build.h"
 #include "recipe/rules.h"
 #include "runtime/device.h"
+#include "runtime/plan_state.h"
 
 namespace fusedgemm::test {
 
@@ -70,6 +72,17 @@ void sweep_seed(const std::shared_ptr<Device>& device, std::uint64_t seed,
     EXPECT_EQ(plan->engine(), Engine::kFused)
         << (plan->declined() ? plan->declined()->message : std::string());
     ++tally.fused;
+    // The host device generates no kernel: generate its source here, so that the generator
+    // refusing a graph the gate passed (which fails build() on a GPU) fails CI too. Only a
+    // kernel_* id is a refusal build() declines on a GPU.
+    if (device->is_host() && plan->engine() == Engine::kFused) {
+      auto source = api::generate_fused_source(runtime::PlanAccess::state(plan.value()).recipe);
+      if (!source) {
+        EXPECT_EQ(source.status().code(), ErrorCode::kUnavailable) << source.status().message();
+        EXPECT_EQ(source.status().message().rfind("kernel_", 0), 0u) << source.status().message();
+        ++tally.kernel_declined;
+      }
+    }
   }
   std::vector<Plan> plans{std::move(plan.value())};
   if (plans[0].engine() == Engine::kFused) {

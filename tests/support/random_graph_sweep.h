@@ -53,8 +53,9 @@ struct SweepTally {
   std::uint64_t fused = 0;  // graphs that ran on the fused engine (and on the fallback)
   // Graphs declined by the rule the generator broke, which ran on the fallback.
   std::uint64_t declined = 0;
-  // Fusable graphs the device's kernel generator refused by a kernel_* rule (not on the host
-  // device, which generates no kernel), which ran on the fallback.
+  // Fusable graphs the kernel generator refused by a kernel_* rule: on a CUDA device they ran
+  // on the fallback; the host device builds them fused (it generates no kernel) and the
+  // sweep generates their source to see the refusal (counted in `fused` too).
   std::uint64_t kernel_declined = 0;
   // "1000 graphs: 812 fused, 188 declined by their rule, 0 by a kernel_* rule; 1812 executions"
   std::string summary() const;
