@@ -27,9 +27,9 @@
 // only the cases it names, after the warm-up: KIND one of bf16, bias+gelu_tanh, gated_mlp,
 // gemm+row_amax, fp8_e4m3, and TILE the cost model's pick where left out, else RxC
 // (consumers sharing an R x C tile) or ppRxC (ping-pong), on a 2x1 cluster unless cMxN
-// follows (1x1, 1x2, 2x1), then rS for a ring of S stages and sB for B staging buffers a
-// stored output (e.g. pp128x128c1x2r6s1): a pick checked at any shape, the model's and each
-// tile the model weighs.
+// follows (1x1, 1x2, 2x1), then rS for a ring of S stages, sB for B staging buffers a
+// stored output and nb for no staging borrowed from the ring (e.g. pp128x128c1x2r6s1,
+// 128x256c2x1nb): a pick checked at any shape, the model's and each tile the model weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "cublaslt_gemm.h"
 #include "fusedgemm/context.h"
 #include "fusedgemm/device.h"
 #include "fusedgemm/graph.h"
@@ -60,6 +61,9 @@
 namespace {
 
 using namespace fusedgemm;
+using bench::Lt;
+using bench::lt_matmul;
+using bench::make_lt;
 
 #define CHECK(x, what)                                                       \
   do {                                                                       \
@@ -70,7 +74,6 @@ using namespace fusedgemm;
   } while (0)
 #define CHECK_CUDA(x) CHECK((x) == cudaSuccess, #x)
 #define CHECK_CU(x) CHECK((x) == CUDA_SUCCESS, #x)
-#define CHECK_LT(x) CHECK((x) == CUBLAS_STATUS_SUCCESS, #x)
 
 // --- helper kernels, compiled by NVRTC through a fusedgemm Context ------------------------
 
@@ -253,75 +256,6 @@ Graph make_graph(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k) {
     amax->set_data_type(DataType::kFloat32);
   }
   return g;
-}
-
-// --- cuBLASLt ------------------------------------------------------------------------------
-
-// D [m, n] row-major = A [m, k] K-major @ B (k x n, K-major): in cuBLASLt's column-major
-// terms D^T (n x m) = op_T(B stored k x n) x A^T (k x m).
-struct Lt {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  std::vector<cublasLtMatmulAlgo_t> algos;
-  cublasLtMatmulAlgo_t algo{};
-  void* workspace = nullptr;
-  std::size_t workspace_bytes = 64 << 20;
-};
-
-Lt make_lt(std::int64_t m, std::int64_t n, std::int64_t k, bool fp8, bool gelu_bias) {
-  Lt lt;
-  CHECK_LT(cublasLtCreate(&lt.handle));
-  CHECK_LT(cublasLtMatmulDescCreate(&lt.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
-  CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
-  CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn)));
-  if (fp8) {
-    const std::int8_t fast = 1;  // no periodic promotion: what wgmma's fp8 accumulation does
-    CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
-                                            sizeof(fast)));
-  }
-  if (gelu_bias) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    CHECK_LT(cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                            sizeof(epilogue)));
-  }
-  const cudaDataType_t op = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.a, op, k, n, k));
-  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.b, op, k, m, k));
-  CHECK_LT(cublasLtMatrixLayoutCreate(&lt.d, CUDA_R_16BF, n, m, n));
-  lt.workspace = device_alloc(lt.workspace_bytes);
-  cublasLtMatmulPreference_t pref;
-  CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                &lt.workspace_bytes, sizeof(lt.workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t results[8] = {};
-  int found = 0;
-  CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.desc, lt.a, lt.b, lt.d, lt.d, pref, 8,
-                                          results, &found));
-  CHECK(found > 0, "cublasLtMatmulAlgoGetHeuristic found no algorithm");
-  for (int i = 0; i < found; ++i) lt.algos.push_back(results[i].algo);
-  lt.algo = lt.algos[0];
-  cublasLtMatmulPreferenceDestroy(pref);
-  return lt;
-}
-
-void lt_matmul(const Lt& lt, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
-               void* d, cudaStream_t stream, const void* bias = nullptr,
-               const float* scale_a = nullptr, const float* scale_b = nullptr) {
-  if (bias != nullptr) {
-    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
-  }
-  if (scale_a != nullptr) {
-    // cuBLASLt's A is our B and its B our A.
-    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b,
-                                   sizeof(scale_b));
-    cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a,
-                                   sizeof(scale_a));
-  }
-  const float one = 1.f, zero = 0.f;
-  CHECK_LT(cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d,
-                          &algo, lt.workspace, lt.workspace_bytes, stream));
 }
 
 // --- timing --------------------------------------------------------------------------------
@@ -701,6 +635,10 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
     if (!buffers) return std::nullopt;
     c.tuning = staged(*c.tuning, static_cast<int>(*buffers));
   }
+  if (text == "nb") {
+    c.tuning = unborrowed(*c.tuning);
+    text.remove_prefix(2);
+  }
   if (!text.empty()) return std::nullopt;
   return c;
 }
@@ -746,8 +684,8 @@ int main(int argc, char** argv) {
       constexpr const char* kUsage =
           "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax or "
           "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC, then cMxN for the cluster (default "
-          "2x1), rS for S ring stages, sB for B staging buffers (e.g. 128x256, pp64x256, "
-          "pp128x160s2, pp128x128c1x2r6)";
+          "2x1), rS for S ring stages, sB for B staging buffers, nb for none borrowed (e.g. "
+          "128x256, pp64x256, pp128x160s2, pp128x128c1x2r6, 128x256nb)";
       CHECK(i + 1 < argc, kUsage);
       const auto c = parse_case(argv[++i]);
       CHECK(c.has_value(), kUsage);
