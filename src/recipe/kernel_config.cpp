@@ -182,10 +182,24 @@ int gemm_count(const fusion::FusionProgram& program) {
   return std::max<int>(1, static_cast<int>(program.gemms.size()));
 }
 
-// Floats a consumer thread holds across the epilogue besides the accumulators.
+// Registers a consumer thread holds across the epilogue besides the accumulators: quantized
+// outputs' values, taps' partials, and the row addresses of every full or row aux input past
+// the first (kernels/epilogue_access.cuh RowPointers: a 64-bit pointer for each of the
+// unit_m / 32 rows a thread holds, a 64-bit column stride, the loaded value and its bounds,
+// about 2 * unit_m / 32 + 6). One aux's fit in what kMaxHeldFloats leaves of the 168 registers
+// ptxas gives a thread of 384 (ping-pong 128x160 with a full aux: no spill); without the count,
+// 8 full bf16 aux at 4096^3 took ping-pong 128x128 and spilled 6 KB, 6 at 8192^2 x 512 1.5 KB
+// (ptxas, `fusedgemm compile --sm-count 132`; 72 and 60 bytes with it).
 int epilogue_floats(const fusion::FusionProgram& program, const KernelConfig& c) {
   const int per_thread = c.unit_m() * c.unit_n() / kThreadsPerConsumer;
   int floats = static_cast<int>(program.quantized_outputs.size()) * per_thread;
+  int addressed = 0;
+  for (const auto& aux : program.aux) {
+    if (aux.broadcast == fusion::Broadcast::kFull || aux.broadcast == fusion::Broadcast::kRow) {
+      ++addressed;
+    }
+  }
+  floats += std::max(0, addressed - 1) * (2 * (c.unit_m() / 32) + 6);
   for (const auto& tap : program.taps) {
     if (tap.reduce_m && !tap.reduce_n) floats += c.unit_n() / 4;   // FragmentSlots::kCols
     if (tap.reduce_n && !tap.reduce_m) floats += c.unit_m() / 32;  // kRows

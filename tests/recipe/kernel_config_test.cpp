@@ -174,6 +174,44 @@ TEST(KernelConfig, RowTapsTake64RowPingPongUnitsAtShortK) {
   EXPECT_EQ(long_k.tile_n, 256) << describe(long_k);
 }
 
+// Every full aux past the first holds a 64-bit address per row of the thread's through the
+// epilogue: many of them take a unit of fewer rows and accumulators (8 full aux at 4096^3
+// took ping-pong 128x128 and spilled 6 KB, 6 at 8192^2 x 512 1.5 KB; ptxas, 2026-12-07),
+// while one keeps the light epilogue's wide ping-pong unit.
+TEST(KernelConfig, FullAuxPastTheFirstCountTheirRowAddresses) {
+  const auto residual_adds = [](std::int64_t m, std::int64_t n, std::int64_t k, int aux) {
+    Graph g;
+    const auto input = [&](std::string name, std::vector<std::int64_t> dims,
+                           std::vector<std::int64_t> strides) {
+      return g.tensor(TensorAttributes()
+                          .set_name(std::move(name))
+                          .set_dim(std::move(dims))
+                          .set_stride(std::move(strides))
+                          .set_data_type(DataType::kBFloat16));
+    };
+    Tensor v = g.matmul(input("A", {1, m, k}, {m * k, k, 1}), input("B", {1, k, n}, {k * n, 1, k}));
+    for (int i = 0; i < aux; ++i) {
+      v = g.pointwise(v, input(fmt::format("X{}", i), {1, m, n}, {m * n, n, 1}),
+                      PointwiseAttributes().set_mode(PointwiseMode::kAdd));
+    }
+    v->set_name("D").set_data_type(DataType::kBFloat16).set_output(true);
+    v->set_dim({1, m, n}).set_stride({m * n, n, 1});
+    EXPECT_TRUE(g.validate());
+    auto analysis = fusion::analyze(g);
+    EXPECT_TRUE(analysis) << analysis.status().message();
+    return analysis ? analysis->program : fusion::FusionProgram{};
+  };
+  const KernelConfig one = chosen(residual_adds(8192, 8192, 512, 1), kH200Multiprocessors);
+  EXPECT_EQ(one.split, ConsumerSplit::kPingPong) << describe(one);
+  EXPECT_EQ(one.unit_m() * one.unit_n(), 128 * 160) << describe(one);
+  const KernelConfig six = chosen(residual_adds(8192, 8192, 512, 6), kH200Multiprocessors);
+  EXPECT_EQ(six.unit_m(), 64) << describe(six);
+  EXPECT_LE(six.unit_m() * six.unit_n(), 64 * 128) << describe(six);
+  const KernelConfig eight = chosen(residual_adds(4096, 4096, 4096, 8), kH200Multiprocessors);
+  EXPECT_EQ(eight.unit_m(), 64) << describe(eight);
+  EXPECT_LE(eight.unit_m() * eight.unit_n(), 64 * 128) << describe(eight);
+}
+
 // A scalar aux is read once per unit, so it costs a tile nothing per element: fp8 with
 // per-tensor scales (two scalar multiplies) at 4096^3 takes 128x256 as plain bf16 does
 // (measured 0.90-0.95 of cuBLASLt fp8 where ping-pong 64x256 measured 0.87-0.88 in the same
