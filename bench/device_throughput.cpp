@@ -10,6 +10,7 @@
 //   GEMM + row-amax tap vs a cuBLASLt GEMM and a row-reduction kernel
 //   (both fused flavors at K = 8192 and at K = 1024, where the unfused traffic matters)
 //   fp8 e4m3 per-tensor scales vs cuBLASLt fp8 (fast accumulation, as wgmma accumulates)
+//   (--case only) 6 residual adds of full bf16 aux vs a cuBLASLt GEMM and a 7-input add kernel
 //   kernel variants at 2048^3, 4096^3, 8192^3, 8192 x 8192 x 1024 and 4096 x 11008 x 4096
 //   (tiles, clusters, staging buffers and borrowing, PDL; bf16 and fp8), and K from 128 to
 //   2048 at 8192^2 ("K sweep")
@@ -25,9 +26,9 @@
 // --compile-only builds every plan on the compile-only device (no GPU needed) to warm
 // FUSEDGEMM_CACHE_DIR and prints each case's kernel configuration; --case (repeatable) runs
 // only the cases it names, after the warm-up: KIND one of bf16, bias+gelu_tanh, gated_mlp,
-// gemm+row_amax, fp8_e4m3, and TILE the cost model's pick where left out, else RxC
-// (consumers sharing an R x C tile) or ppRxC (ping-pong), on a 2x1 cluster unless cMxN
-// follows (1x1, 1x2, 2x1), then rS for a ring of S stages, sB for B staging buffers a
+// gemm+row_amax, fp8_e4m3, residual_adds6 (6 full bf16 aux added), and TILE the cost model's pick
+// where left out, else RxC (consumers sharing an R x C tile) or ppRxC (ping-pong), on a 2x1 cluster
+// unless cMxN follows (1x1, 1x2, 2x1), then rS for a ring of S stages, sB for B staging buffers a
 // stored output and nb for no staging borrowed from the ring (e.g. pp128x128c1x2r6s1,
 // 128x256c2x1nb): a pick checked at any shape, the model's and each tile the model weighs.
 #include <cublasLt.h>
@@ -48,6 +49,8 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cublaslt_gemm.h"
 #include "fusedgemm/context.h"
@@ -121,6 +124,25 @@ extern "C" __global__ void silu_mul_bf16(const uint4* g, const uint4* u, uint4* 
     h[i] = out;
   }
 }
+// out = g + x0 + ... + x5 in fp32, bf16 (n a multiple of 8): the unfused residual adds.
+extern "C" __global__ void add6_bf16(const uint4* g, const uint4* x0, const uint4* x1,
+                                     const uint4* x2, const uint4* x3, const uint4* x4,
+                                     const uint4* x5, uint4* out, unsigned long long n8) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n8; i += gridDim.x * 256ull) {
+    const uint4 v[7] = {g[i], x0[i], x1[i], x2[i], x3[i], x4[i], x5[i]};
+    uint4 o; unsigned* po = &o.x;
+    for (int j = 0; j < 4; ++j) {
+      float lo = 0.0f, hi = 0.0f;
+      for (int t = 0; t < 7; ++t) {
+        const unsigned w = (&v[t].x)[j];
+        lo += from_bf16(w & 0xFFFFu);
+        hi += from_bf16(w >> 16);
+      }
+      po[j] = unsigned(to_bf16(lo)) | (unsigned(to_bf16(hi)) << 16);
+    }
+    out[i] = o;
+  }
+}
 // Nothing: launched after each call under --separated, so no call overlaps the one before.
 extern "C" __global__ void gap() {}
 // out[r] = max |d[r, :]| over a bf16 row-major [m, n] (n a multiple of 8): a block per row.
@@ -146,7 +168,7 @@ extern "C" __global__ void row_amax_bf16(const uint4* d, float* out, long long n
 
 struct Helpers {
   CUmodule module = nullptr;
-  CUfunction fill_bf16, fill_e4m3, fill_f32, silu_mul, row_amax, gap;
+  CUfunction fill_bf16, fill_e4m3, fill_f32, silu_mul, row_amax, add6, gap;
 
   explicit Helpers(Context& context) {
     auto compiled = context.compile({"bench_helpers.cu", kHelperSource, {}}, {});
@@ -157,6 +179,7 @@ struct Helpers {
     CHECK_CU(cuModuleGetFunction(&fill_f32, module, "fill_f32"));
     CHECK_CU(cuModuleGetFunction(&silu_mul, module, "silu_mul_bf16"));
     CHECK_CU(cuModuleGetFunction(&row_amax, module, "row_amax_bf16"));
+    CHECK_CU(cuModuleGetFunction(&add6, module, "add6_bf16"));
     CHECK_CU(cuModuleGetFunction(&gap, module, "gap"));
   }
   static void launch(CUfunction f, unsigned grid, unsigned block, void** params,
@@ -194,7 +217,13 @@ void* random_buffer(const Helpers& h, DataType type, std::size_t elements) {
 
 // --- the fused graphs --------------------------------------------------------------------
 
-enum class Kind { kPlain, kBiasGelu, kGatedMlp, kRowAmax, kFp8 };
+enum class Kind { kPlain, kBiasGelu, kGatedMlp, kRowAmax, kFp8, kResidualAdds };
+
+// The residual-adds graph's full bf16 aux inputs (a heavy epilogue of row addresses).
+constexpr int kResidualAux = 6;
+std::string aux_name(int i) {
+  return fmt::format("X{}", i);
+}
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -203,11 +232,12 @@ const char* kind_name(Kind k) {
     case Kind::kGatedMlp: return "gated_mlp";
     case Kind::kRowAmax: return "gemm+row_amax";
     case Kind::kFp8: return "fp8_e4m3";
+    case Kind::kResidualAdds: return "residual_adds6";
   }
   return "?";
 }
 
-Tensor input(Graph& g, const char* name, std::vector<std::int64_t> dims,
+Tensor input(Graph& g, const std::string& name, std::vector<std::int64_t> dims,
              std::vector<std::int64_t> strides, DataType type) {
   return g.tensor(TensorAttributes()
                       .set_name(name)
@@ -247,6 +277,12 @@ Graph make_graph(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k) {
                       PointwiseAttributes().set_mode(PointwiseMode::kMul));
       break;
     }
+    case Kind::kResidualAdds:
+      for (int i = 0; i < kResidualAux; ++i) {
+        auto x = input(g, aux_name(i), {1, m, n}, {m * n, n, 1}, DataType::kBFloat16);
+        d = g.pointwise(d, x, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
+      }
+      break;
   }
   d->set_name("D").set_data_type(DataType::kBFloat16).set_output(true);
   d->set_dim({1, m, n}).set_stride({m * n, n, 1});
@@ -400,11 +436,13 @@ struct Bench {
     const bool fp8 = kind == Kind::kFp8;
     const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
     const std::size_t op_bytes = fp8 ? 1 : 2;
-    const std::size_t set_bytes = (m * k + k * n * (kind == Kind::kGatedMlp ? 2 : 1)) * op_bytes;
+    const std::size_t set_bytes = (m * k + k * n * (kind == Kind::kGatedMlp ? 2 : 1)) * op_bytes +
+                                  (kind == Kind::kResidualAdds ? kResidualAux * m * n * 2 : 0);
     const int sets = static_cast<int>(
         std::clamp<std::size_t>((200u << 20) / std::max<std::size_t>(set_bytes, 1) + 1, 2, 16));
     struct Set {
       void *a, *b, *b1, *bias, *d, *d0, *d1, *tap, *scale_a, *scale_b;
+      std::vector<void*> aux;  // kResidualAdds' X0 ..
       BoundPack bound;
     };
     std::vector<Set> s(sets);
@@ -414,7 +452,8 @@ struct Bench {
       x.b1 = kind == Kind::kGatedMlp ? random_buffer(*helpers, op, k * n) : nullptr;
       x.bias = random_buffer(*helpers, DataType::kBFloat16, n);
       x.d = device_alloc(m * n * 2);
-      x.d0 = kind == Kind::kGatedMlp ? device_alloc(m * n * 2) : nullptr;
+      const bool unfused_product = kind == Kind::kGatedMlp || kind == Kind::kResidualAdds;
+      x.d0 = unfused_product ? device_alloc(m * n * 2) : nullptr;
       x.d1 = kind == Kind::kGatedMlp ? device_alloc(m * n * 2) : nullptr;
       x.tap = device_alloc(m * 4);
       x.scale_a = random_buffer(*helpers, DataType::kFloat32, 1);
@@ -425,6 +464,10 @@ struct Bench {
       if (kind == Kind::kGatedMlp) pack.set("B1", x.b1);
       if (kind == Kind::kRowAmax) pack.set("T", x.tap);
       if (kind == Kind::kFp8) pack.set("scale_a", x.scale_a).set("scale_b", x.scale_b);
+      for (int i = 0; kind == Kind::kResidualAdds && i < kResidualAux; ++i) {
+        x.aux.push_back(random_buffer(*helpers, DataType::kBFloat16, m * n));
+        pack.set(aux_name(i), x.aux.back());
+      }
       auto bound = plan->bind(pack);
       CHECK(bound.is_ok(), bound.status().message().c_str());
       x.bound = bound.value();
@@ -449,6 +492,7 @@ struct Bench {
         for (void* p : {x.a, x.b, x.b1, x.bias, x.d, x.d0, x.d1, x.tap, x.scale_a, x.scale_b}) {
           if (p != nullptr) cudaFree(p);
         }
+        for (void* p : x.aux) cudaFree(p);
       }
       if (ws.data != nullptr) cudaFree(ws.data);
       cudaFree(lt.workspace);
@@ -496,6 +540,17 @@ struct Bench {
           long long n8 = n / 8;
           void* params[] = {&x.d, &x.tap, &n8};
           Helpers::launch(helpers->row_amax, static_cast<unsigned>(m), 256, params, stream);
+        };
+        break;
+      case Kind::kResidualAdds:
+        theirs_text = "cuBLASLt GEMM + a 6-input add kernel";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          Set& x = s[i % sets];
+          lt_matmul(lt, algo, x.a, x.b, x.d0, stream);
+          unsigned long long n8 = static_cast<unsigned long long>(m * n / 8);
+          void* params[] = {&x.d0,     &x.aux[0], &x.aux[1], &x.aux[2], &x.aux[3],
+                            &x.aux[4], &x.aux[5], &x.d,      &n8};
+          Helpers::launch(helpers->add6, 132 * 8, 256, params, stream);
         };
         break;
     }
@@ -585,8 +640,8 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
   NamedCase c{};
   const std::string kind(text.substr(0, colon));
   bool known = false;
-  for (const Kind k :
-       {Kind::kPlain, Kind::kBiasGelu, Kind::kGatedMlp, Kind::kRowAmax, Kind::kFp8}) {
+  for (const Kind k : {Kind::kPlain, Kind::kBiasGelu, Kind::kGatedMlp, Kind::kRowAmax, Kind::kFp8,
+                       Kind::kResidualAdds}) {
     if (kind == kind_name(k)) {
       c.kind = k;
       known = true;
@@ -682,8 +737,9 @@ int main(int argc, char** argv) {
       compile_only_sms = static_cast<int>(sms);
     } else if (arg == "--case") {
       constexpr const char* kUsage =
-          "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax or "
-          "fp8_e4m3; extents 1 to 65536; TILE RxC or ppRxC, then cMxN for the cluster (default "
+          "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, "
+          "fp8_e4m3 or residual_adds6; extents 1 to 65536; TILE RxC or ppRxC, then cMxN for the "
+          "cluster (default "
           "2x1), rS for S ring stages, sB for B staging buffers, nb for none borrowed (e.g. "
           "128x256, pp64x256, pp128x160s2, pp128x128c1x2r6, 128x256nb)";
       CHECK(i + 1 < argc, kUsage);
