@@ -22,6 +22,7 @@
 #include "fusedgemm/plan.h"
 #include "reference/compare.h"
 #include "runtime/device.h"
+#include "support/build_options.h"
 #include "support/call_harness.h"
 #include "support/device_call.h"
 #include "support/flavor_graphs.h"
@@ -48,9 +49,7 @@ EngineRun run_engine(const std::shared_ptr<Device>& device, const Graph& graph_i
   SCOPED_TRACE(std::string(to_string(engine)));
   EngineRun run;
   Graph graph = graph_in;
-  BuildOptions options{device};
-  options.engine = engine;
-  auto plan = build(graph, options);
+  auto plan = build(graph, on_engine(device, engine));
   if (!plan && engine == Engine::kFused && plan.status().code() == ErrorCode::kDeclined) {
     return run;
   }

@@ -10,6 +10,7 @@
 
 #include "fusedgemm/graph_json.h"
 #include "fusedgemm/plan.h"
+#include "support/build_options.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
 #include "support/illegal_calls.h"
@@ -140,10 +141,8 @@ TEST(FallbackEngine, AnAuxMayBeReadInPlaceOfItsOutputOnEitherEngine) {
        "mode": "add"}]})");
   ASSERT_TRUE(graph) << graph.status().message();
   for (const Engine engine : {Engine::kFused, Engine::kFallback}) {
-    SCOPED_TRACE(engine == Engine::kFused ? "fused" : "fallback");
-    BuildOptions options{make_host_device()};
-    options.engine = engine;
-    auto plan = build(graph.value(), options);
+    SCOPED_TRACE(std::string(to_string(engine)));
+    auto plan = build(graph.value(), on_engine(make_host_device(), engine));
     ASSERT_TRUE(plan) << plan.status().message();
     ASSERT_EQ(plan->engine(), engine);
     auto call = CallBuffers::make(graph.value(), 17);

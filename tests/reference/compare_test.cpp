@@ -13,6 +13,7 @@
 #include "fusedgemm/plan.h"
 #include "fusedgemm/variant_pack.h"
 #include "runtime/numeric.h"
+#include "support/build_options.h"
 #include "support/flavor_graphs.h"
 
 using namespace fusedgemm;
@@ -166,10 +167,8 @@ TEST(Compare, AMulTapThatOverflowsPartWayPassesOnEitherEngine) {
   ASSERT_TRUE(expected) << expected.status().message();
   const std::int64_t d_uid = *graph->find_tensor("D").value()->uid();
   for (const Engine engine : {Engine::kFused, Engine::kFallback}) {
-    SCOPED_TRACE(engine == Engine::kFused ? "fused" : "fallback");
-    BuildOptions options{make_host_device()};
-    options.engine = engine;
-    auto plan = build(graph.value(), options);
+    SCOPED_TRACE(std::string(to_string(engine)));
+    auto plan = build(graph.value(), test::on_engine(make_host_device(), engine));
     ASSERT_TRUE(plan) << plan.status().message();
     std::vector<float> d(64, kNan);
     std::vector<float> products(8, kNan);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fusedgemm/plan.h"
+#include "support/build_options.h"
 #include "support/call_harness.h"
 #include "support/flavor_graphs.h"
 #include "support/illegal_calls.h"
@@ -214,9 +215,7 @@ TEST(CallContract, AWorkspaceSharingAnyBufferIsRefused) {
     SCOPED_TRACE(to_string(engine));
     auto fg = make_flavor_graph(Flavor::kTapsRow, {.m = 64, .n = 64, .k = 64});
     ASSERT_TRUE(fg) << fg.status().message();
-    BuildOptions options{make_host_device()};
-    options.engine = engine;
-    auto plan = build(fg->graph, options);
+    auto plan = build(fg->graph, on_engine(make_host_device(), engine));
     ASSERT_TRUE(plan) << plan.status().message();
     auto call = CallBuffers::make(fg->graph, 4);
     ASSERT_TRUE(call) << call.status().message();
