@@ -208,14 +208,29 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string which = argv[1];
-  const int m = std::atoi(argv[2]), n = std::atoi(argv[3]), k = std::atoi(argv[4]);
-  const int rounds = argc > 5 ? std::atoi(argv[5]) : 10;
+  // M, N and K whole numbers from 16 to 65536 in steps of 16 (TMA's 16-byte rows of fp8 A and
+  // B and of bf16 D), ROUNDS from 1 to 1000; anything else is refused.
+  const auto number = [](const char* text, long lo, long hi, long step) {
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    return end != text && *end == '\0' && v >= lo && v <= hi && v % step == 0 ? v : -1;
+  };
+  const long m = number(argv[2], 16, 65536, 16), n = number(argv[3], 16, 65536, 16),
+             k = number(argv[4], 16, 65536, 16);
+  const long rounds = argc > 5 ? number(argv[5], 1, 1000, 1) : 10;
+  if (m < 0 || n < 0 || k < 0 || rounds < 0) {
+    std::printf("M, N, K: multiples of 16 from 16 to 65536; ROUNDS: 1 to 1000\n");
+    return 2;
+  }
   if (which == "pp128x128c1x2") {
-    bench<PingPong128x128c1x2>(argv[1], m, n, k, rounds);
+    bench<PingPong128x128c1x2>(argv[1], static_cast<int>(m), static_cast<int>(n),
+                               static_cast<int>(k), static_cast<int>(rounds));
   } else if (which == "co128x256c2x1") {
-    bench<Coop128x256c2x1>(argv[1], m, n, k, rounds);
+    bench<Coop128x256c2x1>(argv[1], static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                           static_cast<int>(rounds));
   } else if (which == "co128x256c1x2") {
-    bench<Coop128x256c1x2>(argv[1], m, n, k, rounds);
+    bench<Coop128x256c1x2>(argv[1], static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                           static_cast<int>(rounds));
   } else {
     std::printf("unknown configuration '%s'\n", argv[1]);
     return 2;
