@@ -75,9 +75,11 @@ inline Lt make_lt(std::int64_t m, std::int64_t n, std::int64_t k, bool fp8, bool
   return lt;
 }
 
+// With `c`, D = A @ B + C (beta 1; C laid out as D).
 inline void lt_matmul(const Lt& lt, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
                       void* d, cudaStream_t stream, const void* bias = nullptr,
-                      const float* scale_a = nullptr, const float* scale_b = nullptr) {
+                      const float* scale_a = nullptr, const float* scale_b = nullptr,
+                      const void* c = nullptr) {
   if (bias != nullptr) {
     cublasLtMatmulDescSetAttribute(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   }
@@ -89,8 +91,9 @@ inline void lt_matmul(const Lt& lt, const cublasLtMatmulAlgo_t& algo, const void
                                    sizeof(scale_a));
   }
   const float one = 1.f, zero = 0.f;
-  FG_LT_CHECK(cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, &zero, d, lt.d, d, lt.d,
-                             &algo, lt.workspace, lt.workspace_bytes, stream));
+  FG_LT_CHECK(cublasLtMatmul(lt.handle, lt.desc, &one, b, lt.a, a, lt.b, c ? &one : &zero,
+                             c ? c : d, lt.d, d, lt.d, &algo, lt.workspace, lt.workspace_bytes,
+                             stream));
 }
 
 }  // namespace fusedgemm::bench

@@ -26,11 +26,14 @@
 // --compile-only builds every plan on the compile-only device (no GPU needed) to warm
 // FUSEDGEMM_CACHE_DIR and prints each case's kernel configuration; --case (repeatable) runs
 // only the cases it names, after the warm-up: KIND one of bf16, bias+gelu_tanh, gated_mlp,
-// gemm+row_amax, fp8_e4m3, residual_adds6 (6 full bf16 aux added), and TILE the cost model's pick
+// gemm+row_amax, fp8_e4m3, residual_add (1 full bf16 aux added; cuBLASLt adds it as C),
+// residual_adds6 (6 full bf16 aux added), and TILE the cost model's pick
 // where left out, else RxC (consumers sharing an R x C tile) or ppRxC (ping-pong), on a 2x1 cluster
 // unless cMxN follows (1x1, 1x2, 2x1), then rS for a ring of S stages, sB for B staging buffers a
-// stored output and nb for no staging borrowed from the ring (e.g. pp128x128c1x2r6s1,
-// 128x256c2x1nb): a pick checked at any shape, the model's and each tile the model weighs.
+// stored output, aB for B buffers a TMA-loaded aux (a0: read from global memory) and nb for no
+// staging borrowed from the ring
+// (e.g. pp128x128c1x2r6s1, 128x256c2x1nb, 128x128c2x1a2): a pick checked at any shape, the model's
+// and each tile the model weighs.
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -217,10 +220,13 @@ void* random_buffer(const Helpers& h, DataType type, std::size_t elements) {
 
 // --- the fused graphs --------------------------------------------------------------------
 
-enum class Kind { kPlain, kBiasGelu, kGatedMlp, kRowAmax, kFp8, kResidualAdds };
+enum class Kind { kPlain, kBiasGelu, kGatedMlp, kRowAmax, kFp8, kResidualAdd, kResidualAdds };
 
-// The residual-adds graph's full bf16 aux inputs (a heavy epilogue of row addresses).
-constexpr int kResidualAux = 6;
+// The residual graphs' full bf16 aux inputs: one (cuBLASLt adds it as its C matrix), or six
+// (a heavy epilogue; cuBLASLt's GEMM and an add kernel).
+int aux_inputs(Kind kind) {
+  return kind == Kind::kResidualAdds ? 6 : kind == Kind::kResidualAdd ? 1 : 0;
+}
 std::string aux_name(int i) {
   return fmt::format("X{}", i);
 }
@@ -232,6 +238,7 @@ const char* kind_name(Kind k) {
     case Kind::kGatedMlp: return "gated_mlp";
     case Kind::kRowAmax: return "gemm+row_amax";
     case Kind::kFp8: return "fp8_e4m3";
+    case Kind::kResidualAdd: return "residual_add";
     case Kind::kResidualAdds: return "residual_adds6";
   }
   return "?";
@@ -277,8 +284,9 @@ Graph make_graph(Kind kind, std::int64_t m, std::int64_t n, std::int64_t k) {
                       PointwiseAttributes().set_mode(PointwiseMode::kMul));
       break;
     }
+    case Kind::kResidualAdd:
     case Kind::kResidualAdds:
-      for (int i = 0; i < kResidualAux; ++i) {
+      for (int i = 0; i < aux_inputs(kind); ++i) {
         auto x = input(g, aux_name(i), {1, m, n}, {m * n, n, 1}, DataType::kBFloat16);
         d = g.pointwise(d, x, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
       }
@@ -437,12 +445,12 @@ struct Bench {
     const DataType op = fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16;
     const std::size_t op_bytes = fp8 ? 1 : 2;
     const std::size_t set_bytes = (m * k + k * n * (kind == Kind::kGatedMlp ? 2 : 1)) * op_bytes +
-                                  (kind == Kind::kResidualAdds ? kResidualAux * m * n * 2 : 0);
+                                  aux_inputs(kind) * m * n * 2;
     const int sets = static_cast<int>(
         std::clamp<std::size_t>((200u << 20) / std::max<std::size_t>(set_bytes, 1) + 1, 2, 16));
     struct Set {
       void *a, *b, *b1, *bias, *d, *d0, *d1, *tap, *scale_a, *scale_b;
-      std::vector<void*> aux;  // kResidualAdds' X0 ..
+      std::vector<void*> aux;  // the residual graphs' X0 ..
       BoundPack bound;
     };
     std::vector<Set> s(sets);
@@ -464,7 +472,7 @@ struct Bench {
       if (kind == Kind::kGatedMlp) pack.set("B1", x.b1);
       if (kind == Kind::kRowAmax) pack.set("T", x.tap);
       if (kind == Kind::kFp8) pack.set("scale_a", x.scale_a).set("scale_b", x.scale_b);
-      for (int i = 0; kind == Kind::kResidualAdds && i < kResidualAux; ++i) {
+      for (int i = 0; i < aux_inputs(kind); ++i) {
         x.aux.push_back(random_buffer(*helpers, DataType::kBFloat16, m * n));
         pack.set(aux_name(i), x.aux.back());
       }
@@ -540,6 +548,13 @@ struct Bench {
           long long n8 = n / 8;
           void* params[] = {&x.d, &x.tap, &n8};
           Helpers::launch(helpers->row_amax, static_cast<unsigned>(m), 256, params, stream);
+        };
+        break;
+      case Kind::kResidualAdd:
+        theirs_text = "cuBLASLt with X as C (beta 1)";
+        lt_call = [&](const cublasLtMatmulAlgo_t& algo, int i) {
+          Set& x = s[i % sets];
+          lt_matmul(lt, algo, x.a, x.b, x.d, stream, nullptr, nullptr, nullptr, x.aux[0]);
         };
         break;
       case Kind::kResidualAdds:
@@ -641,7 +656,7 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
   const std::string kind(text.substr(0, colon));
   bool known = false;
   for (const Kind k : {Kind::kPlain, Kind::kBiasGelu, Kind::kGatedMlp, Kind::kRowAmax, Kind::kFp8,
-                       Kind::kResidualAdds}) {
+                       Kind::kResidualAdd, Kind::kResidualAdds}) {
     if (kind == kind_name(k)) {
       c.kind = k;
       known = true;
@@ -689,6 +704,15 @@ std::optional<NamedCase> parse_case(const std::string& argument) {
     const auto buffers = take_number(text, 8);
     if (!buffers) return std::nullopt;
     c.tuning = staged(*c.tuning, static_cast<int>(*buffers));
+  }
+  if (text.substr(0, 2) == "a0") {  // the aux read from global memory
+    text.remove_prefix(2);
+    c.tuning->aux_buffers = 0;
+  } else if (!text.empty() && text.front() == 'a') {
+    text.remove_prefix(1);
+    const auto buffers = take_number(text, 4);
+    if (!buffers) return std::nullopt;
+    c.tuning->aux_buffers = static_cast<int>(*buffers);
   }
   if (text == "nb") {
     c.tuning = unborrowed(*c.tuning);
@@ -738,10 +762,13 @@ int main(int argc, char** argv) {
     } else if (arg == "--case") {
       constexpr const char* kUsage =
           "--case KIND:MxNxK[:TILE]: KIND bf16, bias+gelu_tanh, gated_mlp, gemm+row_amax, "
-          "fp8_e4m3 or residual_adds6; extents 1 to 65536; TILE RxC or ppRxC, then cMxN for the "
+          "fp8_e4m3, residual_add or residual_adds6; extents 1 to 65536; TILE RxC or ppRxC, then "
+          "cMxN for the "
           "cluster (default "
-          "2x1), rS for S ring stages, sB for B staging buffers, nb for none borrowed (e.g. "
-          "128x256, pp64x256, pp128x160s2, pp128x128c1x2r6, 128x256nb)";
+          "2x1), rS for S ring stages, sB for B staging buffers, aB for B buffers a loaded aux (0: "
+          "none), "
+          "nb for none borrowed (e.g. 128x256, pp64x256, pp128x160s2, pp128x128c1x2r6, "
+          "128x256nb, 128x128a2)";
       CHECK(i + 1 < argc, kUsage);
       const auto c = parse_case(argv[++i]);
       CHECK(c.has_value(), kUsage);

@@ -55,6 +55,11 @@ struct KernelTuning {
   // default there; false keeps the stage for the producer, true where the kernel cannot
   // borrow is refused.
   std::optional<bool> borrow_staging;
+  // Buffers per full 16- or 32-bit aux input and consumer, 0 to 4 (4 KB each, taken from the
+  // ring), through which the epilogue reads it (TMA-loaded): with 2, a unit's next aux
+  // sub-tile loads while the current one is read; default the cost model's 1 or 2; 0 reads
+  // the aux from global memory element by element instead.
+  std::optional<int> aux_buffers;
   // Programmatic dependent launch: the kernel may start while the previous kernel on the
   // stream finishes (launch attribute + griddepcontrol); off unless asked for.
   bool dependent_launch = false;

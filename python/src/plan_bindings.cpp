@@ -403,13 +403,15 @@ KernelTuning make_tuning(const nb::dict& tuning) {
       t.staging_buffers = integer();
     else if (k == "borrow_staging")
       t.borrow_staging = flag();
+    else if (k == "aux_buffers")
+      t.aux_buffers = integer();
     else if (k == "dependent_launch")
       t.dependent_launch = flag();
     else {
       throw nb::value_error(("tuning: unknown key '" + k +
                              "'; legal: tile_m, tile_n, split_n, ping_pong, cluster_m, "
                              "cluster_n, stages, staging_buffers, borrow_staging, "
-                             "dependent_launch")
+                             "aux_buffers, dependent_launch")
                                 .c_str());
     }
   }
@@ -610,8 +612,9 @@ void bind_plan(nb::module_& m) {
         "Validates, analyzes and compiles `graph` into a Plan on `device` ('cuda', 'cuda:N', "
         "'host'; default CUDA when present, else host). `engine` forces 'fused' or "
         "'fallback'; `tuning` (tile_m, tile_n, split_n, ping_pong, cluster_m, cluster_n, "
-        "stages, staging_buffers, borrow_staging, dependent_launch) overrides the kernel "
-        "choice. Raises GraphError for a malformed graph, Declined when engine='fused' and the "
+        "stages, staging_buffers, borrow_staging, aux_buffers, dependent_launch) overrides the "
+        "kernel choice. Raises GraphError for a malformed graph, Declined when engine='fused' and "
+        "the "
         "fused engine refuses it.");
 }
 

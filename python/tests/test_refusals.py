@@ -202,6 +202,9 @@ def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
                        match="borrow_staging is true, but staging is borrowed only where both "
                              "consumers share each tile"):
         fusedgemm.build(graph, device="host", tuning={"borrow_staging": True, "ping_pong": True})
+    with pytest.raises(fusedgemm.InvalidArgument,
+                       match="aux_buffers is 2, but graph '.*' has no full 16- or 32-bit aux"):
+        fusedgemm.build(graph, device="host", tuning={"aux_buffers": 2})
     backwards = np.zeros(1024, np.uint8)[::-1]
     with pytest.raises(TypeError, match="workspace: strides .* go backwards"):
         plan.execute({**inputs, **outputs}, workspace=backwards)

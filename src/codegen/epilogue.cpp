@@ -9,6 +9,7 @@
 #include "codegen/emit.h"
 #include "codegen/epilogue_plan.h"
 #include "codegen/pointwise_expr.h"
+#include "kernels/kernel_args.h"
 #include "recipe/kernel_config.h"
 
 namespace fusedgemm::codegen {
@@ -19,8 +20,11 @@ using fusion::EpilogueOp;
 using fusion::FusionProgram;
 using recipe::Recipe;
 
-// Elements whose aux loads the epilogue issues together (write_element_loop).
+// Elements whose aux loads the epilogue issues together (write_element_loop): 8 from global
+// memory; where every batched load reads shared memory (aux_tiles), whose latency is short,
+// a pair's: six aux at 8 values each beside 128 accumulators spilled (ping-pong 128x128).
 constexpr int kAuxBatch = 8;
+constexpr int kSharedAuxBatch = 2;
 
 class EpilogueWriter {
  public:
@@ -28,7 +32,8 @@ class EpilogueWriter {
       : p_(program),
         r_(recipe),
         plan_(std::move(plan)),
-        staged_(recipe::tma_store_outputs(program)) {}
+        staged_(recipe::tma_store_outputs(program)),
+        loaded_(recipe::loaded_aux(program, recipe.config)) {}
 
   std::string run() {
     write_file();
@@ -60,6 +65,7 @@ class EpilogueWriter {
     w_.directive("#include \"kernels/element_io.cuh\"");
     w_.directive("#include \"kernels/epilogue_access.cuh\"");
     w_.directive("#include \"kernels/epilogue_contract.cuh\"");
+    if (!loaded_.empty()) w_.directive("#include \"kernels/epilogue_aux_tiles.cuh\"");
     if (!staged_.empty()) w_.directive("#include \"kernels/epilogue_store.cuh\"");
     w_.directive("#include \"kernels/fragment_slots.cuh\"");
     w_.directive("#include \"kernels/pointwise.cuh\"");
@@ -83,41 +89,135 @@ class EpilogueWriter {
     }
     w_.line(fmt::format("constexpr int kEpilogueScratchBytes = {};", plan_.scratch_bytes));
     w_.blank();
-    const bool staged = !staged_.empty();
-    if (staged) {
+    const bool tiled = this->tiled();
+    if (tiled) {
       w_.comment(fmt::format(
-          "Outputs staged for TMA stores: {}. The body is instantiated for both paths; a call "
-          "whose layout TMA cannot write (KernelArgs::tma_stores) stores every output directly.",
-          staged_names()));
+          "Tiles through TMA: outputs staged for stores {}; aux loaded {}. The body is "
+          "instantiated for both paths; a call whose layout TMA cannot take "
+          "(KernelArgs::tma_tiles) stores every output directly and copies the aux in itself.",
+          staged_.empty() ? "none" : staged_names(), loaded_.empty() ? "none" : loaded_names()));
     }
-    w_.line(staged ? "template <int TileM, int TileN, bool kStaged>"
-                   : "template <int TileM, int TileN>");
-    w_.line(staged ? "__device__ __forceinline__ void fusedgemm_epilogue_body("
-                   : "__device__ __forceinline__ void fusedgemm_epilogue(");
+    w_.line(tiled ? "template <int TileM, int TileN, bool kTiled>"
+                  : "template <int TileM, int TileN>");
+    w_.line(tiled ? "__device__ __forceinline__ void fusedgemm_epilogue_body("
+                  : "__device__ __forceinline__ void fusedgemm_epilogue(");
     write_parameters();
-    if (!staged) {
+    if (staged_.empty()) {
       w_.line("(void)smem_staging;");
       w_.line("(void)smem_borrowed;");
+    }
+    if (loaded_.empty()) {
+      w_.line("(void)smem_aux;");
+      w_.line("(void)aux_parity;");
     }
     write_prologue();
     write_element_loop();
     write_quantized();
     write_tap_commits();
     w_.close();
-    if (!staged) return;
+    if (tiled) {
+      w_.blank();
+      w_.line("template <int TileM, int TileN>");
+      w_.line("__device__ __forceinline__ void fusedgemm_epilogue(");
+      write_parameters();
+      w_.line(fmt::format("if (fusedgemm::kernels::tma_tiles_on(args, {}u)) {{", tile_mask()));
+      w_.line(
+          "  fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, "
+          "smem_staging, smem_borrowed, smem_aux, aux_parity);");
+      w_.line("} else {");
+      w_.line(
+          "  fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, "
+          "smem_staging, smem_borrowed, smem_aux, aux_parity);");
+      w_.line("}");
+      w_.close();
+    }
+    write_prefetch_and_skip();
+  }
+
+  bool tiled() const { return !staged_.empty() || !loaded_.empty(); }
+
+  // The KernelArgs::tma_tiles bits of this kernel's tiles: stored outputs, then loaded aux.
+  unsigned tile_mask() const {
+    unsigned mask = (1u << staged_.size()) - 1u;
+    mask |= ((1u << loaded_.size()) - 1u) << kernels::kMaxTmaStores;
+    return mask;
+  }
+
+  std::string loaded_names() const {
+    return quoted_names(loaded_, [&](int a) { return p_.aux[a].buffer; });
+  }
+
+  // The loaded slot of aux a, or -1 (read from global memory element by element).
+  int loaded_slot(int a) const { return slot_in(loaded_, a); }
+
+  std::string aux_tiles_type(int k) const {
+    return fmt::format("fk::AuxTiles<{}, TileM, TileN, {}>",
+                       elem(type_of(p_.aux[loaded_[k]].buffer)), r_.config.aux_buffers);
+  }
+
+  // Where the loaded aux's barriers start in smem_aux: after every loaded aux's buffers.
+  int aux_barriers() const {
+    return static_cast<int>(loaded_.size()) * r_.config.aux_buffers * kernels::kAuxBufferBytes;
+  }
+
+  // Loaded aux k's buffers and barriers (kernels/epilogue_aux_tiles.cuh).
+  void write_aux_tiles(int k) {
+    const int a = loaded_[k];
+    w_.line(fmt::format(
+        "const {} aux{}_tiles(args, {}, {}, smem_aux, smem_aux + {}, tile, thread, aux_parity);  "
+        "// {}",
+        aux_tiles_type(k), a, k, plan_.aux_param[a], aux_barriers(),
+        emit_quoted(p_.buffers[p_.aux[a].buffer].name)));
+  }
+
+  // Before a unit's mainloop, its first aux sub-tiles (thread 0); for a unit whose epilogue
+  // does not run, the wait for them and the parities they flip (every thread).
+  void write_prefetch_and_skip() {
     w_.blank();
+    w_.comment("Before the unit's mainloop: its first sub-tiles of the loaded aux.");
     w_.line("template <int TileM, int TileN>");
-    w_.line("__device__ __forceinline__ void fusedgemm_epilogue(");
-    write_parameters();
-    w_.line(fmt::format("if (fusedgemm::kernels::tma_stores_on(args, {})) {{", staged_.size()));
+    w_.line("__device__ __forceinline__ void fusedgemm_epilogue_prefetch(");
     w_.line(
-        "  fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, "
-        "smem_staging, smem_borrowed);");
-    w_.line("} else {");
-    w_.line(
-        "  fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, "
-        "smem_staging, smem_borrowed);");
-    w_.line("}");
+        "    const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& "
+        "tile,");
+    w_.open("    unsigned smem_aux, unsigned aux_parity)");
+    if (loaded_.empty()) {
+      w_.line("(void)args;");
+      w_.line("(void)tile;");
+      w_.line("(void)smem_aux;");
+      w_.line("(void)aux_parity;");
+    } else {
+      w_.line("namespace fk = fusedgemm::kernels;");
+      w_.line("const int thread = static_cast<int>(threadIdx.x % 128);  // in the warpgroup");
+      w_.line(fmt::format("if (thread != 0 || !fk::tma_tiles_on(args, {}u)) return;", tile_mask()));
+      for (std::size_t k = 0; k < loaded_.size(); ++k) {
+        write_aux_tiles(static_cast<int>(k));
+        w_.line(fmt::format("aux{}_tiles.prefetch();", loaded_[k]));
+      }
+    }
+    w_.close();
+    w_.blank();
+    w_.comment("A unit whose epilogue does not run (a split K's partial): its prefetched aux.");
+    w_.line("template <int TileM, int TileN>");
+    w_.line("__device__ __forceinline__ void fusedgemm_epilogue_skip(");
+    w_.open(
+        "    const fusedgemm::kernels::KernelArgs& args, unsigned smem_aux, unsigned& "
+        "aux_parity)");
+    if (loaded_.empty()) {
+      w_.line("(void)args;");
+      w_.line("(void)smem_aux;");
+      w_.line("(void)aux_parity;");
+    } else {
+      w_.line("namespace fk = fusedgemm::kernels;");
+      w_.line(fmt::format("if (!fk::tma_tiles_on(args, {}u)) return;", tile_mask()));
+      for (std::size_t k = 0; k < loaded_.size(); ++k) {
+        w_.line(fmt::format("{}::drain(smem_aux + {}, {}, aux_parity);", aux_tiles_type(k),
+                            aux_barriers(), k));
+      }
+      for (std::size_t k = 0; k < loaded_.size(); ++k) {
+        w_.line(fmt::format("aux_parity ^= {}::skip_flips({});", aux_tiles_type(k), k));
+      }
+    }
     w_.close();
   }
 
@@ -127,22 +227,33 @@ class EpilogueWriter {
         "tile,");
     w_.line(fmt::format("    float (&acc)[{}][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],",
                         p_.gemms.size()));
-    w_.open("    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed)");
+    w_.open(
+        "    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed, unsigned "
+        "smem_aux, unsigned& aux_parity)");
+  }
+
+  // The position of `x` in `list` (an epilogue tile's slot), or -1.
+  static int slot_in(const std::vector<int>& list, int x) {
+    const auto it = std::find(list.begin(), list.end(), x);
+    return it == list.end() ? -1 : static_cast<int>(it - list.begin());
+  }
+
+  // The quoted names of the buffers `buffer_of` gives for `items`, comma-separated.
+  template <class BufferOf>
+  std::string quoted_names(const std::vector<int>& items, BufferOf buffer_of) const {
+    std::string names;
+    for (const int i : items) {
+      names += fmt::format("{}{}", names.empty() ? "" : ", ",
+                           emit_quoted(p_.buffers[buffer_of(i)].name));
+    }
+    return names;
   }
 
   // The staged slot of dense output o, or -1 (stored directly on every call).
-  int staged_slot(int o) const {
-    const auto it = std::find(staged_.begin(), staged_.end(), o);
-    return it == staged_.end() ? -1 : static_cast<int>(it - staged_.begin());
-  }
+  int staged_slot(int o) const { return slot_in(staged_, o); }
 
   std::string staged_names() const {
-    std::string names;
-    for (const int o : staged_) {
-      names += fmt::format("{}{}", names.empty() ? "" : ", ",
-                           emit_quoted(p_.buffers[p_.outputs[o].buffer].name));
-    }
-    return names;
+    return quoted_names(staged_, [&](int o) { return p_.outputs[o].buffer; });
   }
 
   void write_prologue() {
@@ -183,6 +294,7 @@ class EpilogueWriter {
                         emit_quoted(p_.buffers[aux.buffer].name)));
         continue;
       }
+      if (loaded_slot(static_cast<int>(a)) >= 0) continue;  // through shared memory, below
       w_.line(
           fmt::format("const fk::AuxRows<{}, {}, TileM, TileN> aux{}({}, pos, tile.batch);  // {}",
                       elem(type_of(aux.buffer)), aux_cover(aux.broadcast), a,
@@ -193,10 +305,14 @@ class EpilogueWriter {
       }
     }
     if (staged_columns) w_.line("fk::stage_columns_barrier();  // before any thread reads them");
+    if (!loaded_.empty()) {
+      w_.comment("full aux through shared memory (TMA-filled on the tiled path)");
+      for (std::size_t k = 0; k < loaded_.size(); ++k) write_aux_tiles(static_cast<int>(k));
+    }
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) write_output_pairs(static_cast<int>(o));
     if (!staged_.empty() && r_.config.staging_buffers >= 2) {
       w_.comment("the previous unit's TMA stores have read the staging buffers");
-      w_.line("if constexpr (kStaged) fk::staged_outputs_free(thread);");
+      w_.line("if constexpr (kTiled) fk::staged_outputs_free(thread);");
     }
     for (std::size_t t = 0; t < p_.taps.size(); ++t) write_tap_partial(static_cast<int>(t));
     for (std::size_t q = 0; q < p_.quantized_outputs.size(); ++q) {
@@ -248,6 +364,13 @@ class EpilogueWriter {
     const auto& node = p_.epilogue[i];
     return node.op == EpilogueOp::kAuxLoad && p_.aux[node.aux].broadcast != Broadcast::kScalar;
   }
+  // Whether every batched aux load reads a loaded aux's shared-memory buffers.
+  bool every_load_shared() const {
+    for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
+      if (batched_load(static_cast<int>(i)) && loaded_slot(p_.epilogue[i].aux) < 0) return false;
+    }
+    return true;
+  }
   bool has_aux_loads() const {
     for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
       if (batched_load(static_cast<int>(i))) return true;
@@ -270,13 +393,29 @@ class EpilogueWriter {
   void write_element_loop() {
     const bool batched = has_aux_loads();
     w_.line(fmt::format("constexpr int kAuxBatch = {};  // elements whose aux loads go together",
-                        batched ? kAuxBatch : 1));
+                        !batched              ? 1
+                        : every_load_shared() ? kSharedAuxBatch
+                                              : kAuxBatch));
+    for (const int a : loaded_) {
+      w_.line(
+          fmt::format("static_assert(decltype(aux{0}_tiles)::kSubValues % kAuxBatch == 0, "
+                      "\"fusedgemm_epilogue: "
+                      "a load batch inside one aux sub-tile\");",
+                      a));
+    }
     w_.line("#pragma unroll");
     w_.open("for (int i0 = 0; i0 < Frag::kCount; i0 += kAuxBatch)");
     if (batched) {
       for (std::size_t i = 0; i < p_.epilogue.size(); ++i) {
         if (batched_load(static_cast<int>(i))) {
           w_.line(fmt::format("float {}_batch[kAuxBatch];", value(static_cast<int>(i))));
+        }
+      }
+      if (!loaded_.empty()) {
+        w_.comment("the loaded aux's sub-tile of this batch is in shared memory");
+        for (const int a : loaded_) {
+          w_.line(fmt::format("aux{}_tiles.template wait<kTiled>(i0, args, {}, thread);", a,
+                              plan_.aux_param[a]));
         }
       }
       w_.line("#pragma unroll");
@@ -299,7 +438,22 @@ class EpilogueWriter {
       w_.line(fmt::format("quant{}[i] = {};", q, value(p_.quantized_outputs[q].value)));
     }
     w_.close();
+    if (!loaded_.empty()) {
+      std::string tiles;
+      for (const int a : loaded_) tiles += fmt::format(", aux{}_tiles", a);
+      w_.comment("where the batch ends a sub-tile: its buffers read (refilled on the tiled path)");
+      w_.line(fmt::format("fk::aux_tiles_release<kTiled>(i0 + kAuxBatch - 1, thread{});", tiles));
+    }
     w_.close();
+    if (!loaded_.empty()) {
+      std::string flips;
+      for (std::size_t k = 0; k < loaded_.size(); ++k) {
+        flips += fmt::format("{}decltype(aux{}_tiles)::run_flips() << {}", k == 0 ? "" : " | ",
+                             loaded_[k], k * r_.config.aux_buffers);
+      }
+      w_.comment("the parities the unit's fills flipped");
+      w_.line(fmt::format("if constexpr (kTiled) aux_parity ^= {};", flips));
+    }
   }
 
   // One statement per node, under a comment with its name and formula. An aux load is
@@ -362,6 +516,20 @@ class EpilogueWriter {
       formula += fmt::format(", rounded to {}", to_string(node.round_to));
     }
     w_.comment(fmt::format("{} = {}", name(i), formula));
+    if (load && loaded_slot(node.aux) >= 0) {
+      // From shared memory, a pair of a row's neighbouring columns at a time.
+      const std::string v = value(i);
+      w_.open("if (k % 2 == 0)");
+      w_.line(fmt::format("aux{}_tiles.pair(i, {}_batch[k], {}_batch[k + 1]);", node.aux, v, v));
+      if (node.round_to != DataType::kFloat32) {
+        for (const char* at : {"k", "k + 1"}) {
+          w_.line(fmt::format("{0}_batch[{1}] = fk::round_to<{2}>({0}_batch[{1}]);", v, at,
+                              elem(node.round_to)));
+        }
+      }
+      w_.close();
+      return;
+    }
     if (load) {
       // Constants of the unrolled loop: the branch folds away.
       w_.line(fmt::format("const int {}_twin = decltype(aux{})::twin(i0, k);", value(i), node.aux));
@@ -420,7 +588,7 @@ class EpilogueWriter {
     const std::string stored = stored_value(o);
     w_.line(fmt::format("if (i % 2 == 0) out{}_even = {};", o, stored));
     if (staged_slot(o) >= 0) {
-      w_.line(fmt::format("else if constexpr (kStaged) out{0}_staged.put(i - 1, out{0}_even, {1});",
+      w_.line(fmt::format("else if constexpr (kTiled) out{0}_staged.put(i - 1, out{0}_even, {1});",
                           o, stored));
     }
     w_.line(fmt::format(
@@ -428,7 +596,7 @@ class EpilogueWriter {
         stored));
     if (staged_slot(o) >= 0) {
       w_.line(
-          fmt::format("if constexpr (kStaged) out{}_staged.flush(i);  // at a sub-tile's end", o));
+          fmt::format("if constexpr (kTiled) out{}_staged.flush(i);  // at a sub-tile's end", o));
     }
   }
 
@@ -601,6 +769,7 @@ class EpilogueWriter {
   const Recipe& r_;
   const EpiloguePlan plan_;
   const std::vector<int> staged_;  // dense outputs staged for TMA stores
+  const std::vector<int> loaded_;  // full aux loaded through TMA
   SourceWriter w_;
 };
 

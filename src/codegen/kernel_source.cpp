@@ -162,6 +162,11 @@ class SourceBuilder {
              fmt::format("kernel_config: graph '{}': the config was chosen for {} TMA-stored "
                          "outputs, the program has {}",
                          p_.graph_name, c.staged_outputs, recipe::tma_store_outputs(p_).size()));
+    FG_CHECK(c.loaded_aux == 0 || c.loaded_aux == static_cast<int>(recipe::tma_load_aux(p_).size()),
+             ErrorCode::kInternal,
+             fmt::format("kernel_config: graph '{}': the config was chosen for {} TMA-loaded aux, "
+                         "the program has {}; legal: none or all",
+                         p_.graph_name, c.loaded_aux, recipe::tma_load_aux(p_).size()));
     FG_CHECK(c.tile_k * operands_[0].element_bytes == kSwizzleBytes && c.threads == kThreads,
              ErrorCode::kInternal,
              fmt::format("kernel_config: graph '{}': tile K {} of {}-byte elements, {} threads; "
@@ -196,30 +201,51 @@ class SourceBuilder {
       }
       out_.tma.push_back(plan);
     }
-    // A TMA-stored output: boxes of one 64-row group x one 128-byte swizzled row over axes
-    // (N, M, batch), the sub-tiles of kernels/epilogue_store.cuh.
+    // A TMA-stored output: sub-tiles of one 128-byte swizzled row (64 where a unit's row is
+    // no whole number of 128 bytes), kernels/epilogue_store.cuh.
     const std::vector<int> staged = recipe::tma_store_outputs(p_);
     for (std::size_t k = 0; k < staged.size(); ++k) {
-      const int buffer = p_.outputs[staged[k]].buffer;
-      const int element_bytes = bits_of(p_.buffers[buffer].data_type) / 8;
-      TmaPlan plan;
-      for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
-        const auto& role = recipe_.roles[i];
-        if (role.kind == recipe::ParamKind::kOutput && role.index == staged[k]) {
-          plan.param = static_cast<int>(i);
-        }
-      }
-      plan.slot = kernels::kMaxTmaDescriptors + static_cast<int>(k);
-      plan.element_bytes = static_cast<std::uint32_t>(element_bytes);
-      const int row_bytes = kernels::staged_row_bytes(recipe_.config.unit_n() * element_bytes);
-      plan.swizzle_bytes = static_cast<std::uint32_t>(row_bytes);
-      plan.axes = recipe::tma_axes(2);
-      plan.box = {static_cast<std::uint32_t>(row_bytes / element_bytes),
-                  static_cast<std::uint32_t>(kernels::kStagedRows), 1};
-      plan.store = true;
-      out_.tma.push_back(plan);
+      const int element_bytes = bits_of(p_.buffers[p_.outputs[staged[k]].buffer].data_type) / 8;
+      out_.tma.push_back(tile_plan(
+          kernel_param(recipe::ParamKind::kOutput, staged[k]),
+          kernels::kMaxTmaDescriptors + static_cast<int>(k), element_bytes,
+          kernels::staged_row_bytes(recipe_.config.unit_n() * element_bytes), static_cast<int>(k)));
     }
     staged_outputs_ = static_cast<int>(staged.size());
+    // A TMA-loaded aux: sub-tiles of 64 bytes in the 64-byte swizzle,
+    // kernels/epilogue_aux_tiles.cuh.
+    const std::vector<int> loaded = recipe::loaded_aux(p_, recipe_.config);
+    for (std::size_t k = 0; k < loaded.size(); ++k) {
+      out_.tma.push_back(tile_plan(kernel_param(recipe::ParamKind::kAux, loaded[k]),
+                                   kernels::kTmaAuxSlot + static_cast<int>(k),
+                                   bits_of(p_.buffers[p_.aux[loaded[k]].buffer].data_type) / 8,
+                                   kernels::kAuxRowBytes,
+                                   kernels::kMaxTmaStores + static_cast<int>(k)));
+    }
+  }
+
+  // The kernel parameter of role (kind, index), or -1.
+  int kernel_param(recipe::ParamKind kind, int index) const {
+    for (std::size_t i = 0; i < recipe_.roles.size(); ++i) {
+      const auto& role = recipe_.roles[i];
+      if (role.kind == kind && role.index == index) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // An epilogue tile's descriptor: boxes of one 64-row group x `row_bytes` of a row, in TMA's
+  // swizzle of that span, over axes (N, M, batch); bit `tile_bit` of KernelArgs::tma_tiles.
+  static TmaPlan tile_plan(int param, int slot, int element_bytes, int row_bytes, int tile_bit) {
+    TmaPlan plan;
+    plan.param = param;
+    plan.slot = slot;
+    plan.element_bytes = static_cast<std::uint32_t>(element_bytes);
+    plan.swizzle_bytes = static_cast<std::uint32_t>(row_bytes);
+    plan.axes = recipe::tma_axes(2);
+    plan.box = {static_cast<std::uint32_t>(row_bytes / element_bytes),
+                static_cast<std::uint32_t>(kernels::kStagedRows), 1};
+    plan.tile_bit = tile_bit;
+    return plan;
   }
 
   // The layout of kernels/gemm_sm90_config.cuh (recipe::kernel_shared_bytes).
@@ -322,6 +348,8 @@ class SourceBuilder {
          c.borrowed_buffers);
     line("  static constexpr int kStoresAfterBorrowed = {};  // a unit's, after its borrowed ones",
          recipe::stores_after_borrowed(p_, c));
+    line("  static constexpr int kLoadedAux = {};  // full aux loaded through TMA", c.loaded_aux);
+    line("  static constexpr int kAuxBuffers = {};  // per loaded aux", c.aux_buffers);
     line("}};");
     line("");
     line("// The host's plan (launch attribute, TMA boxes) must match the kernel's layout.");
@@ -350,8 +378,22 @@ class SourceBuilder {
     line(
         "                             float (&acc)[G][fusedgemm::kernels::Fragment<TileM, "
         "TileN>::kCount],");
-    line("                             float* scratch, unsigned staging, unsigned borrowed) {{");
-    line("    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed);");
+    line("                             float* scratch, unsigned staging, unsigned borrowed,");
+    line("                             unsigned aux, unsigned& aux_parity) {{");
+    line(
+        "    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed, aux, "
+        "aux_parity);");
+    line("  }}");
+    line("  template <int TileM, int TileN>");
+    line("  __device__ static void prefetch(const fusedgemm::kernels::KernelArgs& args,");
+    line("                                  const fusedgemm::kernels::TileCoord& unit,");
+    line("                                  unsigned aux, unsigned aux_parity) {{");
+    line("    fusedgemm_epilogue_prefetch<TileM, TileN>(args, unit, aux, aux_parity);");
+    line("  }}");
+    line("  template <int TileM, int TileN>");
+    line("  __device__ static void skip(const fusedgemm::kernels::KernelArgs& args, unsigned aux,");
+    line("                              unsigned& aux_parity) {{");
+    line("    fusedgemm_epilogue_skip<TileM, TileN>(args, aux, aux_parity);");
     line("  }}");
     line("}};");
     line("extern \"C\" __global__ void __launch_bounds__({}, 1)", kThreads);

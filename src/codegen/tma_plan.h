@@ -1,9 +1,10 @@
 // How the host encodes one TMA descriptor (CUtensorMap) of a generated kernel at each launch.
-// The kernel generator writes one TmaPlan per operand and per TMA-stored output (`store`);
-// the CUDA device encodes KernelArgs::tma[slot] from it and the call's BufferArg of kernel
-// parameter `param`. A store plan is encoded only where recipe::tma_storable holds for the
-// call, which sets bit slot - kMaxTmaDescriptors of KernelArgs::tma_stores; elsewhere the
-// bit is clear and the epilogue stores directly.
+// The kernel generator writes one TmaPlan per operand, per TMA-stored output and per
+// TMA-loaded aux (the epilogue's tiles, `tile_bit` >= 0); the CUDA device encodes
+// KernelArgs::tma[slot] from it and the call's BufferArg of kernel parameter `param`. A tile's
+// plan is encoded only where recipe::tma_storable holds for the call (a layout TMA can write,
+// it can read), which sets bit tile_bit of KernelArgs::tma_tiles; elsewhere the bit is clear
+// and the epilogue stores and loads directly.
 //
 // Encoding with the driver API, for BufferArg `buf` = KernelArgs::buffers[param]
 // (extents and strides in elements, kernel axis order):
@@ -47,7 +48,7 @@ struct TmaPlan {
   std::array<int, 3> axes{2, 1, 0};  // kernel axes, fastest (unit-stride) first
   std::array<std::uint32_t, 3> box{64, 64, 1};
   std::uint32_t swizzle_bytes = 128;  // 0, 32, 64 or 128
-  bool store = false;                 // an output the epilogue stores through TMA
+  int tile_bit = -1;  // an epilogue tile's bit of KernelArgs::tma_tiles; -1: an operand
   bool operator==(const TmaPlan&) const = default;
 };
 

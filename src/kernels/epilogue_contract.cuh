@@ -55,6 +55,12 @@ __device__ __forceinline__ int epilogue_barrier_id() {
   return static_cast<int>(threadIdx.x / 128);
 }
 
+// Whether every epilogue tile of this launch goes through TMA (KernelArgs::tma_tiles): the
+// bits of the kernel's stored outputs and loaded aux, `mask`, all set.
+__device__ __forceinline__ bool tma_tiles_on(const KernelArgs& args, unsigned mask) {
+  return (args.tma_tiles & mask) == mask;
+}
+
 }  // namespace fusedgemm::kernels
 
 // The generated epilogue defines, for its graph's GEMM count G:
@@ -64,12 +70,23 @@ __device__ __forceinline__ int epilogue_barrier_id() {
 //                                      const fusedgemm::kernels::TileCoord& unit,
 //                                      float (&acc)[G][Fragment<TileM, TileN>::kCount],
 //                                      float* smem_scratch /* >= kEpilogueScratchBytes */,
-//                                      unsigned smem_staging, unsigned smem_borrowed);
+//                                      unsigned smem_staging, unsigned smem_borrowed,
+//                                      unsigned smem_aux, unsigned& aux_parity);
+//   template <int TileM, int TileN>
+//   __device__ void fusedgemm_epilogue_prefetch(const KernelArgs& args, const TileCoord& unit,
+//                                               unsigned smem_aux, unsigned aux_parity);
+//   template <int TileM, int TileN>
+//   __device__ void fusedgemm_epilogue_skip(const KernelArgs& args, unsigned smem_aux,
+//                                           unsigned& aux_parity);
 //
-// called by the 128 threads of one consumer warpgroup after its last wgmma of the tile has
-// completed, with `unit` the start of its unit, a scratch of its own and the shared address
-// of its staging for TMA-stored outputs (kStagedOutputs x kStagedBuffers x kStagedBufferBytes,
-// 1024-aligned; kernels/epilogue_store.cuh), and of kBorrowedBuffers more for this unit in a
-// ring stage (kernels/gemm_sm90_config.cuh). It reads aux buffers and writes outputs and taps
-// through `args` (kernel axis order, stride 0 on broadcast and reduced axes), skipping rows >=
-// args.m and columns >= args.n.
+// fusedgemm_epilogue is called by the 128 threads of one consumer warpgroup after its last
+// wgmma of the tile has completed, with `unit` the start of its unit, a scratch of its own and
+// the shared address of its staging for TMA-stored outputs (kStagedOutputs x kStagedBuffers x
+// kStagedBufferBytes, 1024-aligned; kernels/epilogue_store.cuh), of kBorrowedBuffers more for
+// this unit in a ring stage (kernels/gemm_sm90_config.cuh), and of its loaded aux buffers and
+// their barriers (kernels/epilogue_aux_tiles.cuh) with the word of their parities. It reads aux
+// buffers and writes outputs and taps through `args` (kernel axis order, stride 0 on broadcast
+// and reduced axes), skipping rows >= args.m and columns >= args.n. Before the unit's
+// mainloop the same threads call fusedgemm_epilogue_prefetch for every unit inside the
+// problem, and fusedgemm_epilogue_skip for such a unit whose epilogue does not run (a split
+// K's partial); a kernel without loaded aux makes both empty.

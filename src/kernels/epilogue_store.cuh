@@ -17,10 +17,8 @@
 //     the stage goes back early (recipe::stores_after_borrowed);
 //   buffers Borrowed .. T - 1 (1 to kMaxStagedBuffers) its own, in the kernel's staging area.
 // Each is a sub-tile of 64 rows x kRowBytes in TMA's swizzle of that span
-// (staged_row_bytes): 128 bytes, the 16-byte chunk q of row r at chunk q ^ (r % 8); 64 bytes
-// (a unit whose row is no whole number of 128 bytes: 160 bf16 columns), chunk q ^ (r / 2 % 4).
-// Either way the 8 rows a warp writes at once fall in 8 distinct 16-byte slots of 128 bytes
-// (no bank conflicts); a 64-byte sub-tile fills half its buffer.
+// (staged_row_bytes, kernels/sub_tile.cuh): 128 bytes, or 64 for a unit whose row is no whole
+// number of 128 bytes (160 bf16 columns), which fills half its buffer.
 // The descriptor (KernelArgs::tma[kMaxTmaDescriptors + k], codegen/tma_plan.h) has the box
 // {kSubCols, 64, 1} over axes (N, M, batch) with the same swizzle.
 #pragma once
@@ -34,14 +32,9 @@
 #include "kernels/ptx/fence.cuh"
 #include "kernels/ptx/smem.cuh"
 #include "kernels/ptx/tma.cuh"
+#include "kernels/sub_tile.cuh"  // SwizzledSubTile
 
 namespace fusedgemm::kernels {
-
-// Whether every stored output of this launch goes through TMA (KernelArgs::tma_stores).
-__device__ __forceinline__ bool tma_stores_on(const KernelArgs& args, int count) {
-  const unsigned all = (1u << count) - 1u;
-  return (args.tma_stores & all) == all;
-}
 
 // Before a unit's first sub-tile (two buffers or more): the previous unit's stores have read
 // their buffers.
@@ -59,22 +52,16 @@ struct StagedOutput {
   static constexpr int kTotal = Buffers + Borrowed;
   using Frag = Fragment<TileM, TileN>;
   static constexpr int kBytes = kElemBytes<E>;
-  static_assert(kBytes == 2 || kBytes == 4, "StagedOutput: 16- and 32-bit outputs only");
   static constexpr int kRowBytes = staged_row_bytes(TileN * kBytes);
   static_assert(kRowBytes > 0, "StagedOutput: a unit row of whole 64-byte sub-tile rows");
-  static constexpr int kSubCols = kRowBytes / kBytes;
-  // Fragment values of a thread per sub-tile: the group's 8-column chunks j of the sub-tile
-  // hold 4 values each, so sub-tile s is values [s * kSubValues, (s + 1) * kSubValues).
-  static constexpr int kSubValues = kSubCols / 2;
-  static_assert(Frag::kPerGroup % kSubValues == 0, "StagedOutput: TileN a multiple of kSubCols");
+  using Sub = SwizzledSubTile<TileN, kBytes, kRowBytes>;
+  static constexpr int kSubCols = Sub::kSubCols;
+  static constexpr int kSubValues = Sub::kSubValues;
   static constexpr int kSubTiles = Frag::kCount / kSubValues;  // of the unit
 
   const void* map;
-  // This thread's byte of its first own buffer and of buffer 0 (borrowed) at (its row
-  // of the group, h = 0; its first column) short of the column's 16-byte chunk, and the chunk
-  // bits that XOR the chunk of a value: the swizzle of its rows (row % 8 = lane / 4 for every
-  // row it holds) and, for 32-bit values, which half of an even chunk its first column is in
-  // (chunk = 2j + that half).
+  // This thread's byte of its first own buffer and of buffer 0 (borrowed)
+  // (SwizzledSubTile::thread_offset), and its chunk bits (SwizzledSubTile::chunk_xor).
   unsigned base;
   unsigned borrowed_base;
   unsigned chunk_xor;
@@ -84,23 +71,13 @@ struct StagedOutput {
   __device__ StagedOutput(const KernelArgs& args, int slot, unsigned staging, unsigned borrowed,
                           const TileCoord& u, int t)
       : map(&args.tma[kMaxTmaDescriptors + slot]),
-        base(staging + thread_offset(t)),
-        borrowed_base(borrowed + thread_offset(t)),
-        chunk_xor(static_cast<unsigned>(((t % 4) * 2 * kBytes) / 16 ^ row_swizzle(t))),
+        base(staging + Sub::thread_offset(t)),
+        borrowed_base(borrowed + Sub::thread_offset(t)),
+        chunk_xor(Sub::chunk_xor(t)),
         thread(t),
         n0(static_cast<int>(u.n0)),
         m0(static_cast<int>(u.m0)),
         batch(static_cast<int>(u.batch)) {}
-
-  __device__ static unsigned thread_offset(int t) {
-    return static_cast<unsigned>(((t / 32) * 16 + (t % 32) / 4) * kRowBytes +
-                                 ((t % 4) * 2 * kBytes) % 16);
-  }
-
-  // The swizzle's chunk bits of every row this thread holds (row % 8 = lane / 4 for each).
-  __device__ static int row_swizzle(int t) {
-    return kRowBytes == 128 ? (t % 32) / 4 : (t % 32) / 8;
-  }
 
   // This thread's byte of buffer b (a constant of the unrolled element loop: no select
   // remains); thread 0's is the buffer's start.
@@ -111,14 +88,7 @@ struct StagedOutput {
 
   // Values i and i + 1 (i even: columns c, c + 1 of one row) into the staging buffer.
   __device__ void put(int i, float v0, float v1) const {
-    const int v = i % Frag::kPerGroup;
-    const int buffer = (i / kSubValues) % kTotal;
-    const int h = (v / 2) % 2;  // the row 8 below
-    // The 16-byte chunk of the value's 8-column group j in the sub-tile: even for 32-bit
-    // values, so the thread's half adds by XOR.
-    const unsigned chunk = static_cast<unsigned>((((v / 4) * 8) % kSubCols) * kBytes / 16);
-    const unsigned address =
-        buffer_at(buffer) + static_cast<unsigned>(h * 8 * kRowBytes) + ((chunk ^ chunk_xor) << 4);
+    const unsigned address = buffer_at((i / kSubValues) % kTotal) + Sub::pair_offset(i, chunk_xor);
     if constexpr (kBytes == 4) {
       ptx::st_shared_v2_b32(address, encode<E>(v0), encode<E>(v1));
     } else {
@@ -142,9 +112,8 @@ struct StagedOutput {
     }
     ptx::bar_sync(epilogue_barrier_id(), 128);
     if (thread == 0) {
-      const int g = i / Frag::kPerGroup;
-      const int col = ((i % Frag::kPerGroup) / kSubValues) * kSubCols;
-      ptx::tma_store_3d(map, buffer_at(sub % kTotal), n0 + col, m0 + g * 64, batch);
+      ptx::tma_store_3d(map, buffer_at(sub % kTotal), n0 + Sub::col0(sub), m0 + Sub::row0(sub),
+                        batch);
       ptx::bulk_commit_group();
       if (kTotal == 1) ptx::bulk_wait_group_read<0>();
     }

@@ -19,7 +19,9 @@
 //      keeps Math::kInFlight wgmma groups in flight and hands each stage back once its
 //      MMAs are done, then runs the generated epilogue over its unit while the producer
 //      already fills the next tile's stages (and, ping-pong, the other consumer's MMAs
-//      keep the tensor cores busy). Consumers sharing each tile keep its last stage back
+//      keep the tensor cores busy). The first sub-tiles of the full aux inputs the epilogue
+//      reads through shared memory are TMA-loaded before the unit's MMAs
+//      (kernels/epilogue_aux_tiles.cuh). Consumers sharing each tile keep its last stage back
 //      (Layout::kBorrowedBuffers > 0): once both are done with it, their epilogues stage
 //      output sub-tiles there besides their own buffers, and each hands the stage back a K
 //      step into its next unit, after its stores have read it.
@@ -174,6 +176,10 @@ struct GemmSm90 {
   }
   __device__ static unsigned turn_barrier(unsigned base, int consumer) {
     return base + Layout::kTurnOffset + 8u * static_cast<unsigned>(consumer);
+  }
+  // Consumer c's loaded aux buffers, then their barriers (Layout::kAuxBarriers on).
+  __device__ static unsigned aux_area(unsigned base, int consumer) {
+    return base + static_cast<unsigned>(Layout::kAuxOffset + consumer * Layout::kAuxStride);
   }
   __device__ static unsigned stage_base(unsigned base, int stage) {
     return base + static_cast<unsigned>(stage * Layout::kStageBytes);
@@ -395,7 +401,7 @@ struct GemmSm90 {
   }
 
   __device__ static void mma_loop(const KernelArgs& args, unsigned base, float* scratch,
-                                  unsigned staging, const Work& work, int consumer) {
+                                  unsigned staging, unsigned aux, const Work& work, int consumer) {
     const int thread = static_cast<int>(threadIdx.x % kWarpgroupThreads);
     const bool signaller = thread == 0;
     constexpr bool kBorrows = Layout::kBorrowedBuffers > 0;
@@ -416,10 +422,15 @@ struct GemmSm90 {
     // The stage the last unit's epilogue borrowed staging from: handed back after the next
     // unit's first MMAs are issued (its stores have had a K step to read it), or at the end.
     int held = -1;
+    unsigned aux_parity = 0;  // the epilogue's loaded aux buffers (kernels/epilogue_aux_tiles.cuh)
     for (long long t = work.first + own * work.step; t < work.tiles.total;
          t += kTurns * work.step) {
       const TileCoord unit = unit_of(work.tiles.tile(t, work.rank, args.schedule), consumer);
       const KSteps steps = work.tiles.k_steps(t, work.k_steps);
+      // Whether the unit has an epilogue: one inside the problem (a split one's maybe not).
+      const bool runs = unit.m0 < args.m && unit.n0 < args.n;
+      // Its first aux sub-tiles load while its MMAs run.
+      if (runs) Epilogue::template prefetch<kUnitM, kUnitN>(args, unit, aux, aux_parity);
       if constexpr (Layout::kPingPong) {
         if (t != work.first) wait(turn_barrier(base, consumer), turns++ & 1u, "turn", consumer);
       }
@@ -459,15 +470,19 @@ struct GemmSm90 {
         borrowed = stage_base(base, held < 0 ? 0 : held) +
                    static_cast<unsigned>(consumer * Layout::kBorrowedStride);
       }
-      if (unit.m0 < args.m && unit.n0 < args.n) {
+      if (runs) {
         if constexpr (kSplitK) {
           if (!work.tiles.split(t) ||
               SplitK<kGemms, kUnitM, kUnitN>::reduce(args, split_unit(work, t, consumer), unit,
                                                      work.tiles.split_of(t), acc, thread)) {
-            Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
+            Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed, aux,
+                                                   aux_parity);
+          } else {
+            Epilogue::template skip<kUnitM, kUnitN>(args, aux, aux_parity);
           }
         } else {
-          Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed);
+          Epilogue::template run<kUnitM, kUnitN>(args, unit, acc, scratch, staging, borrowed, aux,
+                                                 aux_parity);
         }
       }
       if constexpr (Layout::kPingPong)
@@ -531,7 +546,12 @@ struct GemmSm90 {
         ptx::mbarrier_init(full_barrier(base, s), 1);
         ptx::mbarrier_init(empty_barrier(base, s), Layout::kEmptyArrivals);
       }
-      for (int c = 0; c < kConsumers; ++c) ptx::mbarrier_init(turn_barrier(base, c), 1);
+      for (int c = 0; c < kConsumers; ++c) {
+        ptx::mbarrier_init(turn_barrier(base, c), 1);
+        for (int b = 0; b < Layout::kAuxBufferCount; ++b) {
+          ptx::mbarrier_init(aux_area(base, c) + Layout::kAuxBarriers + 8u * b, 1);
+        }
+      }
       ptx::fence_mbarrier_init();
     }
     // Barriers initialised before anyone in the cluster waits on or arrives at them.
@@ -563,7 +583,7 @@ struct GemmSm90 {
                                                 consumer * Layout::kScratchStride);
       const unsigned staging =
           base + static_cast<unsigned>(Layout::kStagingOffset + consumer * Layout::kStagingStride);
-      mma_loop(args, base, scratch, staging, work, consumer);
+      mma_loop(args, base, scratch, staging, aux_area(base, consumer), work, consumer);
     }
   }
 };

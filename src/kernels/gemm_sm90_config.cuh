@@ -23,6 +23,8 @@
 //     static constexpr int kStagedBuffers = 2;  // per staged output (1 to 8; default 2)
 //     static constexpr int kBorrowedBuffers = 2;  // per consumer, from the last K step's stage
 //     static constexpr int kStoresAfterBorrowed = 2;  // a unit's stores after the borrowed ones
+//     static constexpr int kLoadedAux = 0;      // full aux inputs loaded through TMA
+//     static constexpr int kAuxBuffers = 1;     // per loaded aux and consumer (1 to 4)
 //   };
 //
 // Operand o is read through the TMA descriptor KernelArgs::tma[kOperands[o].tma_slot], which
@@ -80,6 +82,10 @@ __host__ __device__ constexpr int element_bytes(ptx::MmaType type) {
 //                            kStagedBuffers buffers of kStagedBufferBytes
 //                            (kernels/epilogue_store.cuh), 1024-aligned
 //                            for the 128B swizzle
+//   [kAuxOffset, + 2 * kAuxStride)  consumer c's loaded aux at kAuxOffset + c * kAuxStride:
+//                            kLoadedAux x kAuxBuffers buffers of kAuxBufferBytes
+//                            (kernels/epilogue_aux_tiles.cuh), then a "full" mbarrier per
+//                            buffer (1 arrival plus the box's bytes), 1024-aligned
 //   [kScratchOffset, + 2 * kScratchStride)  consumer c's epilogue scratch at
 //                            kScratchOffset + c * kScratchStride (kEpilogueScratchBytes of it;
 //                            never aliases the ring: the producer fills the next tile's
@@ -168,7 +174,13 @@ struct GemmSm90Layout {
   static constexpr int kBorrowedBuffers = Config::kBorrowedBuffers;
   static constexpr int kBorrowedStride = kBorrowedBuffers * kStagedBufferBytes;
   static constexpr int kStoresAfterBorrowed = Config::kStoresAfterBorrowed;
-  static constexpr int kScratchOffset = kStagingOffset + kConsumers * kStagingStride;
+  static constexpr int kAuxOffset = kStagingOffset + kConsumers * kStagingStride;
+  static constexpr int kAuxBufferCount = Config::kLoadedAux * Config::kAuxBuffers;
+  // Where a consumer's aux barriers start in its aux area.
+  static constexpr int kAuxBarriers = kAuxBufferCount * kAuxBufferBytes;
+  static constexpr int kAuxStride =
+      (kAuxBarriers + 8 * kAuxBufferCount + kAtomBytes - 1) / kAtomBytes * kAtomBytes;
+  static constexpr int kScratchOffset = kAuxOffset + kConsumers * kAuxStride;
   static constexpr int kScratchStride = (Config::kEpilogueScratchBytes + 15) / 16 * 16;
   static constexpr int kBarrierOffset = kScratchOffset + kConsumers * kScratchStride;
   static constexpr int kTurnOffset = kBarrierOffset + 16 * Config::kStages;
@@ -197,6 +209,9 @@ struct GemmSm90Layout {
                 "buffers are borrowed by consumers sharing each tile, for one staged output "
                 "with two or more of its own, within one stage: fix "
                 "recipe::borrowed_staging_buffers");
+  static_assert(Config::kLoadedAux >= 0 && Config::kLoadedAux <= kMaxTmaAuxLoads &&
+                    Config::kAuxBuffers >= 1 && Config::kAuxBuffers <= kMaxAuxBuffers,
+                "0 to kMaxTmaAuxLoads aux loaded through TMA, 1 to kMaxAuxBuffers buffers each");
   static_assert(kStoresAfterBorrowed >= 0 && (kBorrowedBuffers > 0 || kStoresAfterBorrowed == 0),
                 "stores after the borrowed ones only where buffers are borrowed: fix "
                 "recipe::stores_after_borrowed");

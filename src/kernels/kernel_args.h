@@ -20,8 +20,12 @@ inline constexpr int kMaxKernelBuffers = 16;
 // most), with room.
 inline constexpr int kMaxTmaDescriptors = 6;
 // ... and for the dense outputs its epilogue stores through TMA, at slots
-// kMaxTmaDescriptors + k (recipe::tma_store_outputs says which outputs).
+// kMaxTmaDescriptors + k (recipe::tma_store_outputs says which outputs),
 inline constexpr int kMaxTmaStores = 2;
+// ... and for the full aux inputs it loads through TMA, at slots kMaxTmaDescriptors +
+// kMaxTmaStores + k (recipe::tma_load_aux says which aux; kernels/epilogue_aux_tiles.cuh).
+inline constexpr int kMaxTmaAuxLoads = 6;
+inline constexpr int kTmaAuxSlot = kMaxTmaDescriptors + kMaxTmaStores;
 // A TMA-stored output's staging buffer per consumer warpgroup (kernels/epilogue_store.cuh)
 // and the box of its descriptor: a sub-tile of 64 rows (one wgmma row group) x one 128-byte
 // row (TMA's widest swizzle span). A kernel has 1 to kMaxStagedBuffers buffers per output
@@ -39,6 +43,14 @@ FG_HOST_DEVICE constexpr int staged_row_bytes(int unit_row_bytes) {
          : unit_row_bytes % (kStagedRowBytes / 2) == 0 ? kStagedRowBytes / 2
                                                        : 0;
 }
+// A TMA-loaded aux input's buffer per consumer warpgroup (kernels/epilogue_aux_tiles.cuh) and
+// the box of its descriptor: a sub-tile of 64 rows x 64 bytes (32 bf16 or 16 fp32 columns, in
+// TMA's 64-byte swizzle), half a staged output's, so that six inputs double-buffered fit
+// beside a ring. A kernel has 1 to kMaxAuxBuffers per input (KernelConfig::aux_buffers), and
+// the parities of all of them fit one 32-bit word (kMaxTmaAuxLoads x kMaxAuxBuffers <= 32).
+inline constexpr int kAuxRowBytes = 64;
+inline constexpr int kAuxBufferBytes = kStagedRows * kAuxRowBytes;
+inline constexpr int kMaxAuxBuffers = 4;
 
 // Accumulators one consumer thread holds, every GEMM's fragments together (a block-scaled
 // mainloop keeps two fp32 fragments a GEMM). Past 128 too few of a consumer's 232 registers
@@ -97,8 +109,8 @@ struct SplitWorkspace {
 
 struct KernelArgs {
   // First: param space keeps them 64-byte aligned. Operands at [0, kMaxTmaDescriptors),
-  // stored outputs after.
-  TmaDescriptor tma[kMaxTmaDescriptors + kMaxTmaStores];
+  // stored outputs after, then loaded aux from kTmaAuxSlot.
+  TmaDescriptor tma[kTmaAuxSlot + kMaxTmaAuxLoads];
   long long batch;
   long long m;
   long long n;
@@ -112,10 +124,12 @@ struct KernelArgs {
   long long raster_group;
   ScheduleDivisors schedule;
   int buffer_count;
-  // Bit k: this call's layout of stored output k lets TMA write it, and tma[kMaxTmaDescriptors
-  // + k] is its descriptor; where any bit of the kernel's stored outputs is clear, the
-  // epilogue stores every output directly (a layout TMA cannot write stays legal).
-  unsigned tma_stores;
+  // Bit k < kMaxTmaStores: this call's layout of stored output k lets TMA write it, and
+  // tma[kMaxTmaDescriptors + k] is its descriptor; bit kMaxTmaStores + k: likewise TMA can
+  // read loaded aux k, at tma[kTmaAuxSlot + k]. Where any bit of the kernel's tiles is clear,
+  // the epilogue stores every output and loads every aux directly (a layout TMA cannot take
+  // stays legal).
+  unsigned tma_tiles;
   BufferArg buffers[kMaxKernelBuffers];
   TapWorkspace taps[kMaxKernelBuffers];  // per kernel parameter; read for taps only
   SplitWorkspace split;

@@ -117,6 +117,17 @@ constexpr double kLoneConsumerFactor = 1.10;
 // operand. A fixed discount, not a model of L2: the published Hopper ladder on this chip
 // measured +5-10% for the cluster step.
 constexpr double kClusterDiscount = 0.95;
+// How long a stage's TMA loads take to land, in clocks: a ring of S stages runs a K step no
+// faster than this over S - 1. Fitted to the H100 at locked clocks (docs/PERF.md run 48): six
+// full aux at 4096^3 on 128x192 tiles took 1.26x as long with 2 stages as with 3, and 128x128
+// tiles with 2 stages twice as long as ping-pong 128x128 with 3.
+constexpr double kLoadLatencyClocks = 1100.0;
+// Loaded aux (kernels/epilogue_aux_tiles.cuh): the SM's share of DRAM bandwidth (H100: 3.35
+// TB/s over 132 SMs at ~1.6 GHz) and the latency of a sub-tile from DRAM, which a unit pays
+// per round of aux_buffers sub-tiles (ping-pong 64x128 at 8192^2 x 512: 1 buffer 13% slower
+// than 2, run 48).
+constexpr double kDramBytesPerClock = 16.0;
+constexpr double kAuxLatencyClocks = 2000.0;
 // Split K: each split keeps the ring busy for at least this many K steps (a shorter one is
 // mostly its prologue and the partials' round trip), and a tile is split at most this many
 // ways (the last split reads every split's partials: S slots of fp32 per element).
@@ -194,8 +205,11 @@ int epilogue_floats(const fusion::FusionProgram& program, const KernelConfig& c)
   const int per_thread = c.unit_m() * c.unit_n() / kThreadsPerConsumer;
   int floats = static_cast<int>(program.quantized_outputs.size()) * per_thread;
   int addressed = 0;
-  for (const auto& aux : program.aux) {
-    if (aux.broadcast == fusion::Broadcast::kFull || aux.broadcast == fusion::Broadcast::kRow) {
+  const std::vector<int> loaded = loaded_aux(program, c);  // read from shared memory
+  for (std::size_t a = 0; a < program.aux.size(); ++a) {
+    const auto broadcast = program.aux[a].broadcast;
+    if ((broadcast == fusion::Broadcast::kFull || broadcast == fusion::Broadcast::kRow) &&
+        std::find(loaded.begin(), loaded.end(), static_cast<int>(a)) == loaded.end()) {
       ++addressed;
     }
   }
@@ -229,9 +243,10 @@ int tile_k_of(const fusion::FusionProgram& program) {
 
 int max_stages(const fusion::FusionProgram& program, const KernelConfig& c) {
   const std::int64_t stage = std::max<std::int64_t>(1, stage_bytes(program, c));
-  const std::int64_t room = kMaxSharedBytes - kSlackBytes -
-                            KernelConfig::kConsumers * (store_staging_bytes(program, c) +
-                                                        epilogue_scratch_bound(program, c));
+  const std::int64_t room =
+      kMaxSharedBytes - kSlackBytes -
+      KernelConfig::kConsumers * (store_staging_bytes(program, c) + aux_tile_bytes(c) +
+                                  epilogue_scratch_bound(program, c));
   return static_cast<int>(
       std::min<std::int64_t>(kMaxStages, room / (stage + kBarrierBytesPerStage)));
 }
@@ -314,17 +329,32 @@ double epilogue_clocks(const fusion::FusionProgram& program, const KernelConfig&
   const double warps_per_partition = c.split == ConsumerSplit::kPingPong ? 1.0 : 2.0;
   const double per_thread = static_cast<double>(c.unit_m()) * c.unit_n() / kThreadsPerConsumer;
   const double row_groups = c.unit_m() / 64.0;
-  return warps_per_partition * per_thread * epilogue_slots(program) +
-         (program.taps.empty() ? 0.0 : kTapArrivalClocks * row_groups * row_groups);
+  double issue = warps_per_partition * per_thread * epilogue_slots(program);
+  // Loaded aux: no faster than the SM's share of DRAM brings the tile's aux bytes, nor than
+  // a unit's sub-tiles arrive aux_buffers at a time (kernels/epilogue_aux_tiles.cuh).
+  double sub_tiles = 0;
+  double bytes = 0;
+  for (const int a : loaded_aux(program, c)) {
+    const int element_bytes = bits_of(program.buffers[program.aux[a].buffer].data_type) / 8;
+    bytes += static_cast<double>(c.tile_m) * c.tile_n * element_bytes;
+    sub_tiles =
+        std::max(sub_tiles, c.unit_m() / 64.0 * c.unit_n() * element_bytes / kernels::kAuxRowBytes);
+  }
+  if (bytes > 0) {
+    issue = std::max({issue, bytes / kDramBytesPerClock,
+                      std::ceil(sub_tiles / c.aux_buffers) * kAuxLatencyClocks});
+  }
+  return issue + (program.taps.empty() ? 0.0 : kTapArrivalClocks * row_groups * row_groups);
 }
 
 // Clocks of one unsplit tile's K steps at K = `k`.
 double tile_steps_clocks(const fusion::FusionProgram& program, const KernelConfig& c,
                          std::int64_t k) {
-  const double k16 =
-      static_cast<double>(ceil_div(std::max<std::int64_t>(1, k), c.tile_k)) * (kTileKBytes / 32.0);
+  const double stages = static_cast<double>(ceil_div(std::max<std::int64_t>(1, k), c.tile_k));
   const double discount = c.cluster_ctas() > 1 ? kClusterDiscount : 1.0;
-  return k16 * step_clocks(program, c) * discount;
+  const double stage = (kTileKBytes / 32.0) * step_clocks(program, c) * discount;
+  // A ring of S stages has S - 1 loads in flight while one stage is read.
+  return stages * std::max(stage, kLoadLatencyClocks / std::max(1, c.stages - 1));
 }
 
 // Clocks a tile split `splits` ways adds: every split stores its partials (a CTA tile of
@@ -419,7 +449,9 @@ std::int64_t kernel_shared_bytes(const fusion::FusionProgram& program, const Ker
   const std::int64_t scratch =
       (scratch_bytes + kScratchAlignBytes - 1) / kScratchAlignBytes * kScratchAlignBytes;
   return (stage_bytes(program, config) + kBarrierBytesPerStage) * config.stages +
-         KernelConfig::kConsumers * (store_staging_bytes(program, config) + scratch) + kSlackBytes;
+         KernelConfig::kConsumers *
+             (store_staging_bytes(program, config) + aux_tile_bytes(config) + scratch) +
+         kSlackBytes;
 }
 
 std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
@@ -443,6 +475,28 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
     staged.push_back(static_cast<int>(o));
   }
   return staged;
+}
+
+std::vector<int> loaded_aux(const fusion::FusionProgram& program, const KernelConfig& config) {
+  return config.loaded_aux > 0 ? tma_load_aux(program) : std::vector<int>{};
+}
+
+std::vector<int> tma_load_aux(const fusion::FusionProgram& program) {
+  std::vector<int> loaded;
+  for (std::size_t a = 0; a < program.aux.size(); ++a) {
+    const auto& aux = program.aux[a];
+    const int bits = bits_of(program.buffers[aux.buffer].data_type);
+    if (aux.broadcast != fusion::Broadcast::kFull || (bits != 16 && bits != 32)) continue;
+    if (static_cast<int>(loaded.size()) == kernels::kMaxTmaAuxLoads) break;
+    loaded.push_back(static_cast<int>(a));
+  }
+  return loaded;
+}
+
+std::int64_t aux_tile_bytes(const KernelConfig& config) {
+  constexpr std::int64_t kAtom = 1024;
+  const std::int64_t buffers = std::int64_t{config.loaded_aux} * config.aux_buffers;
+  return (buffers * (kernels::kAuxBufferBytes + 8) + kAtom - 1) / kAtom * kAtom;
 }
 
 int default_staging_buffers(const fusion::FusionProgram& program, const KernelConfig& config) {
@@ -541,6 +595,22 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
     return fmt::format("{}: {} staging buffers per stored output; legal: 1 to {}", tile,
                        c.staging_buffers, kernels::kMaxStagedBuffers);
   }
+  if (c.loaded_aux > 0) {
+    // The fewest sub-tiles a unit has of a loaded aux: those of the 16-bit ones, if any
+    // (kernels/epilogue_aux_tiles.cuh: one prefetched per buffer).
+    int sub_tiles = std::numeric_limits<int>::max();
+    for (const int a : loaded_aux(program, c)) {
+      const int bytes = bits_of(program.buffers[program.aux[a].buffer].data_type) / 8;
+      sub_tiles = std::min(sub_tiles, c.unit_m() / kernels::kStagedRows * c.unit_n() * bytes /
+                                          kernels::kAuxRowBytes);
+    }
+    if (c.aux_buffers < 1 || c.aux_buffers > kernels::kMaxAuxBuffers || c.aux_buffers > sub_tiles) {
+      return fmt::format(
+          "{}: {} buffers per loaded aux; legal: 1 to {} and at most a unit's {} sub-tiles of "
+          "64 rows x {} bytes",
+          tile, c.aux_buffers, kernels::kMaxAuxBuffers, sub_tiles, kernels::kAuxRowBytes);
+    }
+  }
   if (c.cluster_m < 1 || c.cluster_n < 1 || c.cluster_ctas() > 2) {
     return fmt::format("cluster {}x{}; legal: 1x1, 2x1 or 1x2", c.cluster_m, c.cluster_n);
   }
@@ -572,7 +642,7 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
         "{}: {} stages of {} bytes; legal: {} to {} (227 KB of shared memory with the "
         "epilogue's {} bytes per consumer)",
         tile, c.stages, stage_bytes(program, c), kMinStages, std::max(kMinStages, most),
-        store_staging_bytes(program, c) + epilogue_scratch_bound(program, c));
+        store_staging_bytes(program, c) + aux_tile_bytes(c) + epilogue_scratch_bound(program, c));
   }
   return std::nullopt;
 }
@@ -584,6 +654,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   base.sm_count = std::max(0, sm_count);
   base.dependent_launch = tuning.dependent_launch;
   base.staged_outputs = static_cast<int>(tma_store_outputs(program).size());
+  base.loaded_aux = static_cast<int>(tma_load_aux(program).size());
   // The candidates that agree with every tuned tile field, or the tuned tile alone.
   std::vector<TileShape> shapes;
   for (const TileShape& shape : kTiles) {
@@ -606,11 +677,15 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   std::optional<std::string> first_violation;
   double best_clocks = std::numeric_limits<double>::infinity();
   int best_excess = std::numeric_limits<int>::max();  // held floats past kMaxHeldFloats
-  for (const TileShape& shape : shapes) {
+  // The shape's config with `loaded` aux through shared memory (all of tma_load_aux, or none)
+  // in `aux_buffers` buffers each.
+  const auto shape_config = [&](const TileShape& shape, int loaded, int aux_buffers) {
     KernelConfig c = base;
     c.tile_m = shape.tile_m;
     c.tile_n = shape.tile_n;
     c.split = shape.split;
+    c.loaded_aux = loaded;
+    c.aux_buffers = aux_buffers;
     c.staging_buffers = tuning.staging_buffers.value_or(default_staging_buffers(program, c));
     c.stages = tuning.stages.value_or(std::max(kMinStages, max_stages(program, c)));
     if (tuning.cluster_m || tuning.cluster_n) {
@@ -619,6 +694,36 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
     } else if (!config_violation(program, c)) {
       // Only a tile the kernel takes is costed (a tuned tile may be 0 or negative).
       choose_cluster(program, c);
+    }
+    return c;
+  };
+  for (const TileShape& shape : shapes) {
+    // aux_buffers 0: the aux are read from global memory element by element.
+    const bool direct = tuning.aux_buffers == 0;
+    KernelConfig c = shape_config(shape, direct ? 0 : base.loaded_aux,
+                                  direct ? 1 : tuning.aux_buffers.value_or(1));
+    if (c.loaded_aux > 0 && !tuning.aux_buffers) {
+      // More buffers each where the ring keeps its stages and the model finds them faster.
+      for (const int buffers : {2, 4}) {
+        const KernelConfig more = shape_config(shape, base.loaded_aux, buffers);
+        if (!config_violation(program, more) &&
+            (config_violation(program, c) ||
+             estimated_clocks(program, more) < estimated_clocks(program, c))) {
+          c = more;
+        }
+      }
+      // Where even one buffer each leaves the ring too few stages, the aux are read from
+      // global memory element by element.
+      if (config_violation(program, c)) c = shape_config(shape, 0, 1);
+    }
+    if (tuning.aux_buffers > 0 && c.loaded_aux == 0) {
+      if (!first_violation) {
+        first_violation = fmt::format(
+            "aux_buffers is {}, but graph '{}' has no full 16- or 32-bit aux input to load "
+            "through TMA: leave aux_buffers unset",
+            *tuning.aux_buffers, program.graph_name);
+      }
+      continue;
     }
     if (const auto why = config_violation(program, c)) {
       if (!first_violation) first_violation = why;
@@ -655,7 +760,7 @@ Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, 
   if (!best) {
     const bool tuned = tuning.tile_m || tuning.tile_n || tuning.split_n || tuning.ping_pong ||
                        tuning.cluster_m || tuning.cluster_n || tuning.stages ||
-                       tuning.staging_buffers || tuning.borrow_staging;
+                       tuning.staging_buffers || tuning.borrow_staging || tuning.aux_buffers;
     // Untuned, no shape fits the program (a generator limit: the graph is declined); tuned,
     // the caller asked for what the kernel cannot take.
     return Status(tuned ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,
@@ -767,7 +872,7 @@ std::string describe(const KernelConfig& c) {
           ? fmt::format("{} ping-pong consumers, a tile each", KernelConfig::kConsumers)
           : fmt::format("{} consumers of {}x{}", KernelConfig::kConsumers, c.unit_m(), c.unit_n());
   return fmt::format(
-      "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, {}{}", c.tile_m,
+      "tile {}x{}x{} ({}), {}, {} stages, persistent grid, grouped tile order, {}{}{}", c.tile_m,
       c.tile_n, c.tile_k, consumers, cluster, c.stages,
       c.staged_outputs > 0
           ? fmt::format("TMA-store epilogue ({} output(s) staged, {} buffer(s) each{}; direct "
@@ -777,6 +882,9 @@ std::string describe(const KernelConfig& c) {
                             ? fmt::format(" + {} borrowed from the ring", c.borrowed_buffers)
                             : std::string())
           : std::string("direct-store epilogue"),
+      c.loaded_aux > 0 ? fmt::format(", {} full aux loaded through TMA ({} buffer(s) each)",
+                                     c.loaded_aux, c.aux_buffers)
+                       : std::string(),
       c.dependent_launch ? ", programmatic dependent launch" : "");
 }
 

@@ -44,6 +44,11 @@ struct KernelConfig {
   // More staging buffers per consumer, borrowed from the ring stage a unit's last K step read
   // (borrowed_staging_buffers; 0: none).
   int borrowed_buffers = 0;
+  // Full aux inputs the epilogue reads through shared memory, TMA-loaded (tma_load_aux; 0: read
+  // from global memory), and buffers per loaded aux and consumer (1 to 4; the cost model's 1
+  // or 2): each takes an area per consumer, so they count against the ring's stages too.
+  int loaded_aux = 0;
+  int aux_buffers = 1;
   // Dynamic shared memory per CTA, set once the kernel source is generated (0 on the host).
   std::uint32_t shared_bytes = 0;
 
@@ -82,6 +87,21 @@ std::int64_t kernel_shared_bytes(const fusion::FusionProgram& program, const Ker
 // 16- and 32-bit N-major ones, at most kernels::kMaxTmaStores. Whether a call's layout lets
 // TMA write them is decided per call (recipe::tma_storable); the others store directly.
 std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
+
+// The full aux inputs (indices into program.aux) the epilogue loads through TMA: 16- and
+// 32-bit ones of one value per output element, at most kernels::kMaxTmaAuxLoads. Whether a
+// call's layout lets TMA read them is decided per call (recipe::tma_storable, the same
+// conditions); where not, the epilogue loads every aux directly.
+std::vector<int> tma_load_aux(const fusion::FusionProgram& program);
+
+// The aux `config` loads through TMA: all of tma_load_aux, or none where the chooser found
+// their buffers would leave the ring too few stages (KernelConfig::loaded_aux 0).
+std::vector<int> loaded_aux(const fusion::FusionProgram& program, const KernelConfig& config);
+
+// Shared memory the loaded aux take per consumer warpgroup: loaded_aux x aux_buffers buffers
+// of kernels::kAuxBufferBytes and a barrier each, in whole 1024-byte atoms
+// (kernels/gemm_sm90_config.cuh, kAuxStride).
+std::int64_t aux_tile_bytes(const KernelConfig& config);
 
 // Staging buffers per TMA-stored output and consumer (KernelConfig::staging_buffers) unless
 // KernelTuning sets them, for `config`'s tile and split: 2 (a sub-tile is written while the

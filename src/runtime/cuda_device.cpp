@@ -237,7 +237,7 @@ Status CudaDevice::prepare(const LoadedKernel& kernel, kernels::KernelArgs& args
     return Status(ErrorCode::kInvalidArgument,
                   "prepare: the kernel was not loaded by a CUDA device");
   }
-  args.tma_stores = 0;
+  args.tma_tiles = 0;
   for (const TmaPlan& plan : static_cast<const CudaKernel&>(kernel).tma) {
     FG_TRY(encode_tma(context_->api, plan, args));
   }

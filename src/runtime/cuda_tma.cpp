@@ -35,8 +35,9 @@ Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs
     arg.shape[axis] = b.shape[axis];
     arg.stride[axis] = b.stride[axis];
   }
-  if (plan.store) {
-    // A layout TMA cannot write is stored directly by the epilogue: its bit stays clear.
+  if (plan.tile_bit >= 0) {
+    // A layout TMA cannot take is stored or loaded directly by the epilogue: its bit stays
+    // clear.
     if (!recipe::tma_storable(arg, reinterpret_cast<std::uintptr_t>(b.data),
                               static_cast<int>(plan.element_bytes * 8))) {
       return Status::ok();
@@ -67,7 +68,7 @@ Status encode_tma(const DriverApi& api, const TmaPlan& plan, kernels::KernelArgs
       swizzle_of(plan.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return driver_error(api, "cuTensorMapEncodeTiled", r);
-  if (plan.store) args.tma_stores |= 1u << (plan.slot - kernels::kMaxTmaDescriptors);
+  if (plan.tile_bit >= 0) args.tma_tiles |= 1u << plan.tile_bit;
   return Status::ok();
 }
 

@@ -272,7 +272,7 @@ Status PlanState::execute(const BoundPack& pack, const Workspace& workspace, Str
   }
   if (call->prepared && !moved) {
     std::copy(std::begin(call->args.tma), std::end(call->args.tma), std::begin(args.tma));
-    args.tma_stores = call->args.tma_stores;
+    args.tma_tiles = call->args.tma_tiles;
     return device->launch_prepared(*kernel, launch, args, stream);
   }
   return device->launch(*kernel, launch, args, stream);

@@ -271,11 +271,17 @@ std::string wrap(const std::string& ns, const std::string& header, std::size_t g
         "  asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
         "  const fusedgemm::kernels::TileCoord tile{{blockIdx.z, blockIdx.y * {}ll, blockIdx.x * "
         "{}ll}};\n"
+        "  unsigned aux_parity = 0;\n"
+        "  {}::fusedgemm_epilogue_prefetch<{}, {}>(args, tile, "
+        "fusedgemm::kernels::ptx::smem_address(staging), aux_parity);\n"
         "  {}::fusedgemm_epilogue<{}, {}>(args, tile, acc, reinterpret_cast<float*>(scratch),\n"
         "      fusedgemm::kernels::ptx::smem_address(staging),\n"
-        "      fusedgemm::kernels::ptx::smem_address(staging));  // borrowed: compiled, not run\n"
+        "      fusedgemm::kernels::ptx::smem_address(staging),  // borrowed: compiled, not run\n"
+        "      fusedgemm::kernels::ptx::smem_address(staging), aux_parity);  // aux: likewise\n"
+        "  {}::fusedgemm_epilogue_skip<{}, {}>(args, fusedgemm::kernels::ptx::smem_address("
+        "staging), aux_parity);\n"
         "}}\n",
-        k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n);
+        k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n, ns, k.tile_m, k.tile_n);
   }
   return cu;
 }
@@ -308,7 +314,8 @@ TEST(GenerateEpilogue, CompilesForSm90aWithoutSpills) {
       "// Generated epilogues of the example graphs, wrapped in test kernels.\n"
       "#include \"kernels/block_quantize.cuh\"\n#include \"kernels/element_io.cuh\"\n"
       "#include \"kernels/epilogue_access.cuh\"\n"
-      "#include \"kernels/epilogue_contract.cuh\"\n#include \"kernels/epilogue_store.cuh\"\n"
+      "#include \"kernels/epilogue_aux_tiles.cuh\"\n#include \"kernels/epilogue_contract.cuh\"\n"
+      "#include \"kernels/epilogue_store.cuh\"\n"
       "#include \"kernels/fragment_slots.cuh\"\n"
       "#include \"kernels/pointwise.cuh\"\n#include \"kernels/tap_commit.cuh\"\n";
   // The slot numbering round-trips for every tile shape the kernels use.

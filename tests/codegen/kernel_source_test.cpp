@@ -50,6 +50,8 @@ struct GemmCase {
   bool gated = false;
   // fp8 operands through block_scale_dequantize: fp32 scales per 1x128 of A, 128x128 of B.
   bool block_scaled = false;
+  // Full aux inputs X0, X1, .. [1, M, N], N-major, added to the product.
+  std::vector<DataType> full_aux{};
   // The kernel shape, where a case pins it; the cost model's choice for the H200 otherwise.
   KernelTuning tuning{};
 };
@@ -105,6 +107,10 @@ Graph make_graph(const GemmCase& c) {
     auto up = g.matmul(a, b1, MatmulAttributes().set_name("gemm1"));
     auto act = g.pointwise(d, PointwiseAttributes().set_mode(PointwiseMode::kSilu));
     d = g.pointwise(act, up, PointwiseAttributes().set_mode(PointwiseMode::kMul));
+  }
+  for (std::size_t i = 0; i < c.full_aux.size(); ++i) {
+    auto x = input(g, fmt::format("X{}", i), {1, c.m, c.n}, c.full_aux[i], {c.m * c.n, c.n, 1});
+    d = g.pointwise(d, x, PointwiseAttributes().set_mode(PointwiseMode::kAdd));
   }
   d->set_name("D").set_data_type(DataType::kFloat32).set_output(true);
   return g;
@@ -476,11 +482,66 @@ TEST(KernelSource, TmaPlansFollowMajors) {
     EXPECT_EQ(source->tma[0], t.a) << fusion::to_string(t.a_major);
     EXPECT_EQ(source->tma[1], t.b) << fusion::to_string(t.b_major);
     EXPECT_EQ(source->tma[2],
-              (TmaPlan{2, kernels::kMaxTmaDescriptors, 4, {2, 1, 0}, {32, 64, 1}, 128, true}));
+              (TmaPlan{2, kernels::kMaxTmaDescriptors, 4, {2, 1, 0}, {32, 64, 1}, 128, 0}));
     // Ring of 3 stages of 32 KB, 2 x 16 KB of staging, a full and an empty barrier each, 1 KB
     // alignment slack.
     EXPECT_EQ(source->shared_bytes, 3u * 32768 + 2 * 16384 + 48 + 16 + 1024);
   }
+}
+
+// Full 16- and 32-bit aux are TMA-loaded in sub-tiles of 64 rows x 64 bytes in the 64-byte
+// swizzle (kernels/epilogue_aux_tiles.cuh), at descriptor slots after the stored outputs' and
+// with tma_tiles bits after theirs; with aux_buffers 0 they are read from global memory and
+// get no descriptor.
+TEST(KernelSource, FullAuxTakeTmaLoadPlans) {
+  Graph g = make_graph({.name = "aux", .full_aux = {DataType::kBFloat16, DataType::kFloat32}});
+  auto recipe = recipe_of(g);
+  ASSERT_TRUE(recipe);
+  auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
+  ASSERT_TRUE(source) << source.status().message();
+  ASSERT_EQ(source->tma.size(), 5u);  // A, B0, the stored output D, X0, X1
+  const auto param_of = [&](int aux) {
+    for (std::size_t i = 0; i < recipe->roles.size(); ++i) {
+      const auto& role = recipe->roles[i];
+      if (role.kind == recipe::ParamKind::kAux && role.index == aux) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  EXPECT_EQ(source->tma[3], (TmaPlan{param_of(0),
+                                     kernels::kTmaAuxSlot,
+                                     2,
+                                     {2, 1, 0},
+                                     {32, 64, 1},
+                                     64,
+                                     kernels::kMaxTmaStores}));
+  EXPECT_EQ(source->tma[4], (TmaPlan{param_of(1),
+                                     kernels::kTmaAuxSlot + 1,
+                                     4,
+                                     {2, 1, 0},
+                                     {16, 64, 1},
+                                     64,
+                                     kernels::kMaxTmaStores + 1}));
+  EXPECT_NE(source->source.find("kLoadedAux = 2;"), std::string::npos);
+
+  // At one tile and ring, the loaded aux's buffers and barriers are all that differs in
+  // shared memory.
+  KernelTuning one = pinned_tuning(128, 128, false, 1, 1);
+  one.stages = 3;
+  one.aux_buffers = 1;
+  KernelTuning direct = one;
+  direct.aux_buffers = 0;
+  auto loaded = recipe_of(g, one);
+  auto unloaded = recipe_of(g, direct);
+  ASSERT_TRUE(loaded && unloaded);
+  auto with = generate_kernel_source(*loaded, fusedgemm_test::stand_in_epilogue(*loaded));
+  auto without = generate_kernel_source(*unloaded, fusedgemm_test::stand_in_epilogue(*unloaded));
+  ASSERT_TRUE(with && without);
+  EXPECT_EQ(without->tma.size(), 3u);
+  EXPECT_NE(without->source.find("kLoadedAux = 0;"), std::string::npos);
+  EXPECT_EQ(with->shared_bytes - without->shared_bytes,
+            2u * static_cast<std::uint32_t>(recipe::aux_tile_bytes(loaded->config)));
+  // Two aux x one 4 KB buffer, and a barrier each, in whole 1 KB atoms.
+  EXPECT_EQ(recipe::aux_tile_bytes(loaded->config), 9 * 1024);
 }
 
 TEST(KernelSource, GatedMlpSharesTheATile) {
@@ -490,7 +551,7 @@ TEST(KernelSource, GatedMlpSharesTheATile) {
   auto source = generate_kernel_source(*recipe, fusedgemm_test::stand_in_epilogue(*recipe));
   ASSERT_TRUE(source) << source.status().message();
   ASSERT_EQ(source->tma.size(), 4u);  // A once, B0, B1, then the stored output D
-  EXPECT_TRUE(source->tma[3].store);
+  EXPECT_EQ(source->tma[3].tile_bit, 0);
   EXPECT_EQ(source->tma[1].box, (std::array<std::uint32_t, 3>{64, 128, 1}));
   EXPECT_NE(source->source.find("kGemmA[kGemmCount] = {0, 0};"), std::string::npos);
   EXPECT_NE(source->source.find("kGemmB[kGemmCount] = {1, 2};"), std::string::npos);

@@ -42,12 +42,22 @@ __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
                                    const fusedgemm::kernels::TileCoord& tile,
                                    float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
                                    float* smem_scratch, unsigned smem_staging,
-                                   unsigned smem_borrowed) {{
+                                   unsigned smem_borrowed, unsigned smem_aux,
+                                   unsigned& aux_parity) {{
   using Frag = fusedgemm::kernels::Fragment<TileM, TileN>;
   (void)smem_scratch;
   (void)smem_staging;
   (void)smem_borrowed;
+  (void)smem_aux;
+  (void)aux_parity;
 {}}}
+template <int TileM, int TileN>
+__device__ void fusedgemm_epilogue_prefetch(const fusedgemm::kernels::KernelArgs&,
+                                            const fusedgemm::kernels::TileCoord&, unsigned,
+                                            unsigned) {{}}
+template <int TileM, int TileN>
+__device__ void fusedgemm_epilogue_skip(const fusedgemm::kernels::KernelArgs&, unsigned,
+                                        unsigned&) {{}}
 )",
                   out, store);
   return code;

@@ -174,11 +174,14 @@ TEST(KernelConfig, RowTapsTake64RowPingPongUnitsAtShortK) {
   EXPECT_EQ(long_k.tile_n, 256) << describe(long_k);
 }
 
-// Every full aux past the first holds a 64-bit address per row of the thread's through the
-// epilogue: many of them take a unit of fewer rows and accumulators (8 full aux at 4096^3
-// took ping-pong 128x128 and spilled 6 KB, 6 at 8192^2 x 512 1.5 KB; ptxas, 2026-12-07),
-// while one keeps the light epilogue's wide ping-pong unit.
-TEST(KernelConfig, FullAuxPastTheFirstCountTheirRowAddresses) {
+// Full 16-bit aux inputs are read through shared memory, TMA-loaded sub-tile by sub-tile
+// (kernels/epilogue_aux_tiles.cuh), their DRAM bytes and each round of buffers' latency in
+// the epilogue's cost: measured at locked clocks (H100, docs/PERF.md run 48), six aux ran
+// fastest on ping-pong 128x128 at 4096^3 (302.8 us; 128x192 357.4, 256x128 479.3) and on
+// ping-pong 64x128 with two buffers each at 8192^2 x 512 (434.1 us; one buffer 490.6). What
+// the kernel cannot fit beside its ring is read from global memory: a seventh aux, and every
+// aux where even one buffer each leaves too few stages.
+TEST(KernelConfig, FullAuxReadThroughSharedMemoryWhereTheRingKeepsItsStages) {
   const auto residual_adds = [](std::int64_t m, std::int64_t n, std::int64_t k, int aux) {
     Graph g;
     const auto input = [&](std::string name, std::vector<std::int64_t> dims,
@@ -201,15 +204,54 @@ TEST(KernelConfig, FullAuxPastTheFirstCountTheirRowAddresses) {
     EXPECT_TRUE(analysis) << analysis.status().message();
     return analysis ? analysis->program : fusion::FusionProgram{};
   };
-  const KernelConfig one = chosen(residual_adds(8192, 8192, 512, 1), kH200Multiprocessors);
+  const auto one_program = residual_adds(8192, 8192, 512, 1);
+  const KernelConfig one = chosen(one_program, kH200Multiprocessors);
+  EXPECT_EQ(one.loaded_aux, 1) << describe(one);
   EXPECT_EQ(one.split, ConsumerSplit::kPingPong) << describe(one);
-  EXPECT_EQ(one.unit_m() * one.unit_n(), 128 * 160) << describe(one);
-  const KernelConfig six = chosen(residual_adds(8192, 8192, 512, 6), kH200Multiprocessors);
-  EXPECT_EQ(six.unit_m(), 64) << describe(six);
-  EXPECT_LE(six.unit_m() * six.unit_n(), 64 * 128) << describe(six);
-  const KernelConfig eight = chosen(residual_adds(4096, 4096, 4096, 8), kH200Multiprocessors);
-  EXPECT_EQ(eight.unit_m(), 64) << describe(eight);
-  EXPECT_LE(eight.unit_m() * eight.unit_n(), 64 * 128) << describe(eight);
+
+  const auto six_short = residual_adds(8192, 8192, 512, 6);
+  const KernelConfig six = chosen(six_short, kH200Multiprocessors);
+  EXPECT_EQ(six.loaded_aux, 6) << describe(six);
+  EXPECT_EQ(six.split, ConsumerSplit::kPingPong) << describe(six);
+  EXPECT_EQ(six.unit_m() * six.unit_n(), 64 * 128) << describe(six);
+  EXPECT_EQ(six.aux_buffers, 2) << describe(six);
+
+  const KernelConfig square = chosen(residual_adds(4096, 4096, 4096, 6), kH200Multiprocessors);
+  EXPECT_EQ(square.loaded_aux, 6) << describe(square);
+  EXPECT_EQ(square.split, ConsumerSplit::kPingPong) << describe(square);
+  EXPECT_EQ(square.unit_m() * square.unit_n(), 128 * 128) << describe(square);
+
+  const auto eight_program = residual_adds(4096, 4096, 4096, 8);
+  const KernelConfig eight = chosen(eight_program, kH200Multiprocessors);
+  EXPECT_EQ(eight.loaded_aux, kernels::kMaxTmaAuxLoads) << describe(eight);
+  EXPECT_EQ(tma_load_aux(eight_program).size(), std::size_t{kernels::kMaxTmaAuxLoads});
+
+  // 0 buffers: every aux from global memory.
+  KernelTuning direct;
+  direct.aux_buffers = 0;
+  EXPECT_EQ(chosen(six_short, kH200Multiprocessors, direct).loaded_aux, 0);
+  // A ring of 4 stages of 128x256 leaves no room for six aux buffers beside it.
+  KernelTuning deep = test::pinned_tuning(128, 256, false, 2, 1);
+  deep.stages = 4;
+  const KernelConfig crowded = chosen(six_short, kH200Multiprocessors, deep);
+  EXPECT_EQ(crowded.loaded_aux, 0) << describe(crowded);
+  EXPECT_EQ(crowded.stages, 4) << describe(crowded);
+  // Asked for where it cannot be: refused, naming the field and what is legal.
+  KernelTuning five;
+  five.aux_buffers = 5;
+  auto refused = choose_kernel_config(six_short, kH200Multiprocessors, five);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("5 buffers per loaded aux; legal: 1 to 4"),
+            std::string::npos)
+      << refused.status().message();
+  KernelTuning two;
+  two.aux_buffers = 2;
+  auto plain = choose_kernel_config(program_of(Flavor::kPlain, {.m = 512, .n = 512, .k = 512}),
+                                    kH200Multiprocessors, two);
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.status().message().find("aux_buffers is 2, but graph"), std::string::npos)
+      << plain.status().message();
 }
 
 // A scalar aux is read once per unit, so it costs a tile nothing per element: fp8 with

@@ -2,9 +2,9 @@
 // each CTA tile and consumer split the cost model may choose, alone and in 2-CTA clusters
 // along M (B multicast) and N (A multicast), under every flavor whose registers it fits,
 // against the fp64 reference with poisoned, guarded outputs; CTAs that run many tiles; K of
-// 1 to 3 x stages steps; programmatic dependent launch; and a kernel cache warmed with no
-// driver present, hit by a plan on the GPU. Suites named *Gpu* carry the ctest label `gpu`
-// and skip without a device.
+// 1 to 3 x stages steps; full aux through TMA or a copy, in 1 to 4 buffers; programmatic dependent
+// launch; and a kernel cache warmed with no driver present, hit by a plan on the GPU. Suites named
+// *Gpu* carry the ctest label `gpu` and skip without a device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -263,6 +263,48 @@ TEST_F(KernelShapeGpu, StoresThroughTmaOrDirectlyByTheCallsLayout) {
       ASSERT_TRUE(fg) << fg.status().message();
       EXPECT_TRUE(run(fmt::format("plain N {} tile {}", n, shape.name), fg.value(),
                       pinned_tuning(shape, 1, 1), seed++));
+    }
+  }
+}
+
+// A full aux input is read through shared memory (kernels/epilogue_aux_tiles.cuh): TMA-loaded
+// where the call's layout lets a descriptor read it, rows of 600 bf16 (1200 bytes), copied in
+// by the warpgroup where not, rows of 604; declared with the problem's batch or broadcast
+// from batch 1; at every tile shape; both against the reference with guarded outputs.
+TEST_F(KernelShapeGpu, ReadsFullAuxThroughTmaOrACopyByTheCallsLayout) {
+  std::uint64_t seed = 800;
+  for (const std::int64_t n : {600, 604}) {
+    for (const KernelShape& shape : kKernelShapes) {
+      const bool batch_one = (seed % 2) == 1;
+      auto fg = make_flavor_graph(
+          Flavor::kAuxFull, {.batch = 2, .m = 333, .n = n, .k = 200, .aux_batch_one = batch_one});
+      ASSERT_TRUE(fg) << fg.status().message();
+      EXPECT_TRUE(run(
+          fmt::format("aux_full N {} tile {}{}", n, shape.name, batch_one ? " aux batch 1" : ""),
+          fg.value(), pinned_tuning(shape, 1, 1), seed++));
+    }
+  }
+}
+
+// Aux buffers past and below the model's (KernelTuning::aux_buffers): 1, 2 and 4 per aux, the
+// parities of each buffer's fills carried from unit to unit (144 to 288 tiles over 132 CTAs
+// or fewer, 2x1 clusters), and 0 (read from global memory element by element); row halves
+// and ping-pong, 64 to 128 rows a unit.
+TEST_F(KernelShapeGpu, AuxBuffersReadEveryUnit) {
+  std::uint64_t seed = 850;
+  const std::vector<std::pair<const char*, KernelTuning>> tiles = {
+      {"128x256 2x1", pinned_tuning(128, 256, false, 2, 1)},
+      {"ping-pong 128x128", pinned_tuning(128, 128, false, 1, 1, std::nullopt, true)},
+      {"ping-pong 64x128 2x1", pinned_tuning(64, 128, false, 2, 1, std::nullopt, true)},
+      {"ping-pong 128x160 2x1", pinned_tuning(128, 160, false, 2, 1, std::nullopt, true)}};
+  auto fg = make_flavor_graph(Flavor::kAuxFull, {.batch = 2, .m = 1100, .n = 1800, .k = 200});
+  ASSERT_TRUE(fg) << fg.status().message();
+  for (const auto& [name, tile] : tiles) {
+    for (const int buffers : {0, 1, 2, 4}) {
+      KernelTuning tuning = tile;
+      tuning.aux_buffers = buffers;
+      EXPECT_TRUE(run(fmt::format("aux_full tile {} {} aux buffers", name, buffers), fg.value(),
+                      tuning, seed++));
     }
   }
 }

@@ -34,6 +34,8 @@ struct FusedgemmConfig {
   static constexpr int kStagedBuffers = 2;  // per staged output
   static constexpr int kBorrowedBuffers = 0;  // per consumer, from a ring stage
   static constexpr int kStoresAfterBorrowed = 0;  // a unit's, after its borrowed ones
+  static constexpr int kLoadedAux = 0;  // full aux loaded through TMA
+  static constexpr int kAuxBuffers = 1;  // per loaded aux
 };
 
 // The host's plan (launch attribute, TMA boxes) must match the kernel's layout.
@@ -56,11 +58,14 @@ __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
                                    const fusedgemm::kernels::TileCoord& tile,
                                    float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
                                    float* smem_scratch, unsigned smem_staging,
-                                   unsigned smem_borrowed) {
+                                   unsigned smem_borrowed, unsigned smem_aux,
+                                   unsigned& aux_parity) {
   using Frag = fusedgemm::kernels::Fragment<TileM, TileN>;
   (void)smem_scratch;
   (void)smem_staging;
   (void)smem_borrowed;
+  (void)smem_aux;
+  (void)aux_parity;
   const fusedgemm::kernels::BufferArg& out = args.buffers[4];
   float* data = static_cast<float*>(out.data);
 #pragma unroll
@@ -72,14 +77,33 @@ __device__ void fusedgemm_epilogue(const fusedgemm::kernels::KernelArgs& args,
     }
   }
 }
+template <int TileM, int TileN>
+__device__ void fusedgemm_epilogue_prefetch(const fusedgemm::kernels::KernelArgs&,
+                                            const fusedgemm::kernels::TileCoord&, unsigned,
+                                            unsigned) {}
+template <int TileM, int TileN>
+__device__ void fusedgemm_epilogue_skip(const fusedgemm::kernels::KernelArgs&, unsigned,
+                                        unsigned&) {}
 // ---- entry ----
 struct FusedgemmEpilogue {
   template <int TileM, int TileN, int G>
   __device__ static void run(const fusedgemm::kernels::KernelArgs& args,
                              const fusedgemm::kernels::TileCoord& unit,
                              float (&acc)[G][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-                             float* scratch, unsigned staging, unsigned borrowed) {
-    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed);
+                             float* scratch, unsigned staging, unsigned borrowed,
+                             unsigned aux, unsigned& aux_parity) {
+    fusedgemm_epilogue<TileM, TileN>(args, unit, acc, scratch, staging, borrowed, aux, aux_parity);
+  }
+  template <int TileM, int TileN>
+  __device__ static void prefetch(const fusedgemm::kernels::KernelArgs& args,
+                                  const fusedgemm::kernels::TileCoord& unit,
+                                  unsigned aux, unsigned aux_parity) {
+    fusedgemm_epilogue_prefetch<TileM, TileN>(args, unit, aux, aux_parity);
+  }
+  template <int TileM, int TileN>
+  __device__ static void skip(const fusedgemm::kernels::KernelArgs& args, unsigned aux,
+                              unsigned& aux_parity) {
+    fusedgemm_epilogue_skip<TileM, TileN>(args, aux, aux_parity);
   }
 };
 extern "C" __global__ void __launch_bounds__(384, 1)

@@ -14,12 +14,14 @@
 // Aux 'bias' is staged at byte 3600, 128 columns.
 constexpr int kEpilogueScratchBytes = 3856;
 
-// Outputs staged for TMA stores: 'Y'. The body is instantiated for both paths; a call whose layout TMA cannot write (KernelArgs::tma_stores) stores every output directly.
-template <int TileM, int TileN, bool kStaged>
+// Tiles through TMA: outputs staged for stores 'Y'; aux loaded none. The body is instantiated for both paths; a call whose layout TMA cannot take (KernelArgs::tma_tiles) stores every output directly and copies the aux in itself.
+template <int TileM, int TileN, bool kTiled>
 __device__ __forceinline__ void fusedgemm_epilogue_body(
     const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
     float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed) {
+    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed, unsigned smem_aux, unsigned& aux_parity) {
+  (void)smem_aux;
+  (void)aux_parity;
   namespace fk = fusedgemm::kernels;
   using Frag = fk::Fragment<TileM, TileN>;
   using Slots = fk::FragmentSlots<TileM, TileN>;
@@ -36,7 +38,7 @@ __device__ __forceinline__ void fusedgemm_epilogue_body(
   const fk::StagedOutput<fk::Elem::kBF16, TileM, TileN, 2, 0> out0_staged(args, 0, smem_staging + 0 * decltype(out0_staged)::kOutputBytes, smem_borrowed, tile, thread);
   float out0_even = 0.0f;
   // the previous unit's TMA stores have read the staging buffers
-  if constexpr (kStaged) fk::staged_outputs_free(thread);
+  if constexpr (kTiled) fk::staged_outputs_free(thread);
   // tap 'row_sum' (kernel parameter 4): add of 'Y' over N
   float tap0[Slots::kRows];
   fk::tap_fill(tap0, 0x0p+0f);
@@ -81,9 +83,9 @@ __device__ __forceinline__ void fusedgemm_epilogue_body(
       const float v2 = fk::round_to<fk::Elem::kBF16>(v2_exact);
       // output 'Y' (kernel parameter 3, bf16) = 'Y'
       if (i % 2 == 0) out0_even = v2_exact;
-      else if constexpr (kStaged) out0_staged.put(i - 1, out0_even, v2_exact);
+      else if constexpr (kTiled) out0_staged.put(i - 1, out0_even, v2_exact);
       else out0.store_pair(r, c - 1, out0_even, v2_exact, pos.inside(r, c - 1), inside);
-      if constexpr (kStaged) out0_staged.flush(i);  // at a sub-tile's end
+      if constexpr (kTiled) out0_staged.flush(i);  // at a sub-tile's end
       // tap 'row_sum': add of 'Y'
       tap0[Slots::row_slot(i)] = fk::tap_merge<fk::TapCombine::kSum>(tap0[Slots::row_slot(i)], inside ? v2 : 0x0p+0f);
       // tap 'row_mean': avg of 'Y'
@@ -142,10 +144,30 @@ template <int TileM, int TileN>
 __device__ __forceinline__ void fusedgemm_epilogue(
     const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
     float (&acc)[1][fusedgemm::kernels::Fragment<TileM, TileN>::kCount],
-    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed) {
-  if (fusedgemm::kernels::tma_stores_on(args, 1)) {
-    fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed);
+    float* smem_scratch, unsigned smem_staging, unsigned smem_borrowed, unsigned smem_aux, unsigned& aux_parity) {
+  if (fusedgemm::kernels::tma_tiles_on(args, 1u)) {
+    fusedgemm_epilogue_body<TileM, TileN, true>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed, smem_aux, aux_parity);
   } else {
-    fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed);
+    fusedgemm_epilogue_body<TileM, TileN, false>(args, tile, acc, smem_scratch, smem_staging, smem_borrowed, smem_aux, aux_parity);
   }
+}
+
+// Before the unit's mainloop: its first sub-tiles of the loaded aux.
+template <int TileM, int TileN>
+__device__ __forceinline__ void fusedgemm_epilogue_prefetch(
+    const fusedgemm::kernels::KernelArgs& args, const fusedgemm::kernels::TileCoord& tile,
+    unsigned smem_aux, unsigned aux_parity) {
+  (void)args;
+  (void)tile;
+  (void)smem_aux;
+  (void)aux_parity;
+}
+
+// A unit whose epilogue does not run (a split K's partial): its prefetched aux.
+template <int TileM, int TileN>
+__device__ __forceinline__ void fusedgemm_epilogue_skip(
+    const fusedgemm::kernels::KernelArgs& args, unsigned smem_aux, unsigned& aux_parity) {
+  (void)args;
+  (void)smem_aux;
+  (void)aux_parity;
 }
