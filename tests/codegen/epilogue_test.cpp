@@ -345,6 +345,8 @@ static_assert(slots_round_trip<64, 64>() && slots_round_trip<128, 128>() &&
     if (c->recipe.config.unit_m() == 64 && c->recipe.config.unit_n() == 64) kernels.clear();
     bool narrow_ok = true;
     for (const auto& q : c->program->quantized_outputs) narrow_ok &= 64 % q.block_cols == 0;
+    // A 64x64 unit has 2 sub-tiles of a bf16 aux: no room for more buffers than that.
+    narrow_ok &= c->recipe.config.loaded_aux == 0 || c->recipe.config.aux_buffers <= 2;
     if (narrow_ok) kernels.push_back({ns, 64, 64});
     unit += wrap(ns, header, c->program->gemms.size(), kernels);
     expected.insert(expected.end(), kernels.begin(), kernels.end());
