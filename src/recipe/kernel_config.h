@@ -91,7 +91,7 @@ std::vector<int> tma_store_outputs(const fusion::FusionProgram& program);
 // The full aux inputs (indices into program.aux) the epilogue loads through TMA: 16- and
 // 32-bit ones of one value per output element, at most kernels::kMaxTmaAuxLoads. Whether a
 // call's layout lets TMA read them is decided per call (recipe::tma_storable, the same
-// conditions); where not, the epilogue loads every aux directly.
+// conditions); where not, the epilogue's warpgroup copies them into the same buffers itself.
 std::vector<int> tma_load_aux(const fusion::FusionProgram& program);
 
 // The aux `config` loads through TMA: all of tma_load_aux, or none where the chooser found
