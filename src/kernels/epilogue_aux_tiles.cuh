@@ -21,8 +21,9 @@
 //     prefetched sub-tiles (skip), so every issued load completes before its buffer is reused.
 // Without TMA only the element loop's steps remain: each sub-tile copied at its first value,
 // the warpgroup synchronized after it and after its last.
-// A buffer's parity runs on across units in one word per consumer (AuxParity): bit k *
-// Buffers + b, the parity of buffer b of aux k's next fill.
+// A buffer's parity runs on across units in one word per consumer (aux_parity in
+// kernels/gemm_sm90.cuh's mma_loop): bit k * Buffers + b, the parity of buffer b of aux k's
+// next fill.
 // The descriptor (KernelArgs::tma[kTmaAuxSlot + k], codegen/tma_plan.h) has the box
 // {kSubCols, 64, 1} over axes (N, M, batch) with the 64-byte swizzle; out-of-bounds elements
 // arrive as zeros, as the direct path reads them.
