@@ -205,6 +205,12 @@ def test_hostile_arguments_are_type_and_value_errors_naming_them(plain):
     with pytest.raises(fusedgemm.InvalidArgument,
                        match="aux_buffers is 2, but graph '.*' has no full 16- or 32-bit aux"):
         fusedgemm.build(graph, device="host", tuning={"aux_buffers": 2})
+    for hostile in (-1, 5, 2**31 - 1):
+        with pytest.raises(fusedgemm.InvalidArgument,
+                           match=f"aux_buffers {hostile}; legal: 0 .* to 4 buffers"):
+            fusedgemm.build(graph, device="host", tuning={"aux_buffers": hostile})
+    with pytest.raises(TypeError, match="tuning 'aux_buffers': 4294967296"):
+        fusedgemm.build(graph, device="host", tuning={"aux_buffers": 2**32})
     backwards = np.zeros(1024, np.uint8)[::-1]
     with pytest.raises(TypeError, match="workspace: strides .* go backwards"):
         plan.execute({**inputs, **outputs}, workspace=backwards)

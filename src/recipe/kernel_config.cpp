@@ -649,6 +649,13 @@ std::optional<std::string> config_violation(const fusion::FusionProgram& program
 
 Result<KernelConfig> choose_kernel_config(const fusion::FusionProgram& program, int sm_count,
                                           const KernelTuning& tuning) {
+  if (tuning.aux_buffers &&
+      (*tuning.aux_buffers < 0 || *tuning.aux_buffers > kernels::kMaxAuxBuffers)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("kernel_tuning: graph '{}': aux_buffers {}; legal: 0 (aux read from "
+                              "global memory) to {} buffers per full aux and consumer",
+                              program.graph_name, *tuning.aux_buffers, kernels::kMaxAuxBuffers));
+  }
   KernelConfig base;
   base.tile_k = tile_k_of(program);
   base.sm_count = std::max(0, sm_count);

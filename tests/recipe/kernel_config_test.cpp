@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -237,18 +238,35 @@ TEST(KernelConfig, FullAuxReadThroughSharedMemoryWhereTheRingKeepsItsStages) {
   EXPECT_EQ(crowded.loaded_aux, 0) << describe(crowded);
   EXPECT_EQ(crowded.stages, 4) << describe(crowded);
   // Asked for where it cannot be: refused, naming the field and what is legal.
-  KernelTuning five;
-  five.aux_buffers = 5;
-  auto refused = choose_kernel_config(six_short, kH200Multiprocessors, five);
+  // Out of range on any graph, with or without full aux.
+  const auto plain_program = program_of(Flavor::kPlain, {.m = 512, .n = 512, .k = 512});
+  for (const int hostile :
+       {5, -1, std::numeric_limits<int>::max(), std::numeric_limits<int>::min()}) {
+    KernelTuning tuning;
+    tuning.aux_buffers = hostile;
+    for (const auto* program : {&six_short, &plain_program}) {
+      auto refused = choose_kernel_config(*program, kH200Multiprocessors, tuning);
+      ASSERT_FALSE(refused) << hostile;
+      EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(refused.status().message().find(fmt::format(
+                    "aux_buffers {}; legal: 0 (aux read from global memory) to 4", hostile)),
+                std::string::npos)
+          << refused.status().message();
+    }
+  }
+  // In range, but more than a unit has sub-tiles (a 64x64 unit has 2 of a bf16 aux).
+  KernelTuning four = test::pinned_tuning(128, 64, false, 1, 1);
+  four.aux_buffers = 4;
+  auto refused = choose_kernel_config(six_short, kH200Multiprocessors, four);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("5 buffers per loaded aux; legal: 1 to 4"),
+  EXPECT_NE(refused.status().message().find("4 buffers per loaded aux; legal: 1 to 4 and at most "
+                                            "a unit's 2 sub-tiles"),
             std::string::npos)
       << refused.status().message();
   KernelTuning two;
   two.aux_buffers = 2;
-  auto plain = choose_kernel_config(program_of(Flavor::kPlain, {.m = 512, .n = 512, .k = 512}),
-                                    kH200Multiprocessors, two);
+  auto plain = choose_kernel_config(plain_program, kH200Multiprocessors, two);
   ASSERT_FALSE(plain);
   EXPECT_NE(plain.status().message().find("aux_buffers is 2, but graph"), std::string::npos)
       << plain.status().message();
