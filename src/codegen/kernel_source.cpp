@@ -98,12 +98,8 @@ class SourceBuilder {
       f.name = p_.buffers[op.buffer].name;
       f.type = p_.buffers[op.buffer].data_type;
       f.element_bytes = std::max(1, bits_of(f.type) / 8);
-      for (std::size_t r = 0; r < recipe_.roles.size(); ++r) {
-        const auto& role = recipe_.roles[r];
-        if (role.index != static_cast<int>(o)) continue;
-        if (role.kind == recipe::ParamKind::kOperand) f.param = static_cast<int>(r);
-        if (role.kind == recipe::ParamKind::kOperandScale) f.scale_param = static_cast<int>(r);
-      }
+      f.param = kernel_param(recipe::ParamKind::kOperand, static_cast<int>(o));
+      f.scale_param = kernel_param(recipe::ParamKind::kOperandScale, static_cast<int>(o));
       operands_.push_back(f);
       const int i = static_cast<int>(o);
       FG_CHECK(f.param >= 0, ErrorCode::kInternal,

@@ -465,16 +465,28 @@ std::int64_t epilogue_scratch_bound(const fusion::FusionProgram& program,
   return floats * 4;
 }
 
-std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
-  std::vector<int> staged;
-  for (std::size_t o = 0; o < program.outputs.size(); ++o) {
-    const auto& out = program.outputs[o];
-    const int bits = bits_of(program.buffers[out.buffer].data_type);
-    if (out.major != fusion::Major::kN || (bits != 16 && bits != 32)) continue;
-    if (static_cast<int>(staged.size()) == kernels::kMaxTmaStores) break;
-    staged.push_back(static_cast<int>(o));
+namespace {
+
+// The epilogue tiles TMA can move: the first `limit` of `items` (outputs or aux) of 16- or
+// 32-bit elements that `shaped` accepts, as indices.
+template <class Items, class Shaped>
+std::vector<int> tma_tiles_of(const fusion::FusionProgram& program, const Items& items, int limit,
+                              Shaped shaped) {
+  std::vector<int> tiles;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int bits = bits_of(program.buffers[items[i].buffer].data_type);
+    if (!shaped(items[i]) || (bits != 16 && bits != 32)) continue;
+    if (static_cast<int>(tiles.size()) == limit) break;
+    tiles.push_back(static_cast<int>(i));
   }
-  return staged;
+  return tiles;
+}
+
+}  // namespace
+
+std::vector<int> tma_store_outputs(const fusion::FusionProgram& program) {
+  return tma_tiles_of(program, program.outputs, kernels::kMaxTmaStores,
+                      [](const auto& out) { return out.major == fusion::Major::kN; });
 }
 
 std::vector<int> loaded_aux(const fusion::FusionProgram& program, const KernelConfig& config) {
@@ -482,15 +494,8 @@ std::vector<int> loaded_aux(const fusion::FusionProgram& program, const KernelCo
 }
 
 std::vector<int> tma_load_aux(const fusion::FusionProgram& program) {
-  std::vector<int> loaded;
-  for (std::size_t a = 0; a < program.aux.size(); ++a) {
-    const auto& aux = program.aux[a];
-    const int bits = bits_of(program.buffers[aux.buffer].data_type);
-    if (aux.broadcast != fusion::Broadcast::kFull || (bits != 16 && bits != 32)) continue;
-    if (static_cast<int>(loaded.size()) == kernels::kMaxTmaAuxLoads) break;
-    loaded.push_back(static_cast<int>(a));
-  }
-  return loaded;
+  return tma_tiles_of(program, program.aux, kernels::kMaxTmaAuxLoads,
+                      [](const auto& aux) { return aux.broadcast == fusion::Broadcast::kFull; });
 }
 
 std::int64_t aux_tile_bytes(const KernelConfig& config) {
