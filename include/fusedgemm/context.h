@@ -39,7 +39,12 @@ struct ContextSettings {
   std::uint64_t cache_max_bytes = 0;
   bool cache_disabled = false;     // true: the disk is skipped; the memory map still serves
   std::filesystem::path dump_dir;  // empty: nothing is dumped except failed compiles
-  bool verbose = false;            // compile and cache events go to stderr
+  // Where a failed compile dumps when dump_dir is empty: <temp>/fusedgemm-<effective uid>,
+  // kept to this user alone (mode 0700). <temp> is TMPDIR when the environment is read and
+  // it is an absolute path to a folder, else /tmp. Resolved here, at creation, so no
+  // failing compile reads the environment (getenv) while other threads may call setenv.
+  std::filesystem::path failure_dump_dir;
+  bool verbose = false;                        // compile and cache events go to stderr
   std::vector<std::string> cuda_include_dirs;  // -I directories of the CUDA toolkit
 };
 

@@ -30,9 +30,14 @@ struct CompileOptions {
   // compile() the toolkit found at configure time. Never part of the cache key (rule 11);
   // the NVRTC version stands for the toolkit.
   std::optional<std::vector<std::string>> include_dirs;
-  // Where a failed compile dumps its source, log and options. Empty: <temp>/fusedgemm.
-  // Not part of the cache key.
+  // Where a failed compile dumps its source, log and options; not part of the cache key.
+  // A Context passes FUSEDGEMM_DUMP_DIR, else its ContextSettings::failure_dump_dir (with
+  // dump_dir_is_default). Empty: /tmp/fusedgemm-<euid>, for a bare compile(), which reads
+  // no environment (the library compiles through a Context).
   std::filesystem::path dump_dir;
+  // dump_dir is a default_dump_dir() in a shared temporary folder (jit/dump.h): it must be
+  // this user's folder and is kept to this user alone.
+  bool dump_dir_is_default = false;
 };
 
 struct CompiledKernel {

@@ -83,7 +83,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 std::string Context::Impl::dump(const jit::KernelSource& source, const jit::CompileOptions& options,
                                 const std::string& log) const {
   if (settings.dump_dir.empty()) return {};
-  const Result<jit::DumpedFiles> files = jit::dump_compile(settings.dump_dir, source, options, log);
+  const Result<jit::DumpedFiles> files =
+      jit::dump_compile(settings.dump_dir, jit::DumpFolder::kChosen, source, options, log);
   if (!files) return "not dumped: " + files.status().message();
   this->log("dumped '{}' to {}", source.name, files->source.string());
   return {};
@@ -175,6 +176,11 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
   jit::CompileOptions resolved = options;
   if (!resolved.include_dirs) resolved.include_dirs = impl_->settings.cuda_include_dirs;
   if (resolved.dump_dir.empty()) resolved.dump_dir = impl_->settings.dump_dir;
+  if (resolved.dump_dir.empty()) {
+    // The default folder of a failed compile, resolved when the Context was created.
+    resolved.dump_dir = impl_->settings.failure_dump_dir;
+    resolved.dump_dir_is_default = true;
+  }
   FG_ASSIGN_OR_RETURN(std::string key, jit::cache_key(source, resolved, impl_->nvrtc));
 
   std::promise<Result<SharedKernel>> promise;

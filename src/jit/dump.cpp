@@ -95,15 +95,13 @@ Result<std::string> dump_tag(const KernelSource& source, const CompileOptions& o
   return hex.substr(0, 16);
 }
 
-std::filesystem::path default_dump_dir() {
-  std::error_code ec;
-  std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
-  if (ec) temp = "/tmp";
-  return temp / ("fusedgemm-" + std::to_string(::geteuid()));
+std::filesystem::path default_dump_dir(const std::filesystem::path& temp_dir) {
+  return temp_dir / ("fusedgemm-" + std::to_string(::geteuid()));
 }
 
-Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelSource& source,
-                                 const CompileOptions& options, std::string_view log) {
+Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, DumpFolder folder,
+                                 const KernelSource& source, const CompileOptions& options,
+                                 std::string_view log) {
   FG_ASSIGN_OR_RETURN(const std::string tag, dump_tag(source, options));
   const std::string base = stem_of(source.name) + "-" + tag;
   DumpedFiles files{.source = dir / (base + ".cu"),
@@ -114,7 +112,7 @@ Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelS
   std::filesystem::create_directories(dir, ec);
   FG_CHECK(!ec, ErrorCode::kIo,
            "dump: cannot create directory '" + dir.string() + "': " + ec.message());
-  if (dir == default_dump_dir()) FG_TRY(keep_own_folder(dir));
+  if (folder == DumpFolder::kDefault) FG_TRY(keep_own_folder(dir));
   FG_TRY(write_file(files.source, source.code));
   FG_TRY(write_file(files.log, log));
   FG_TRY(write_file(files.command, command_text(source, options, files.headers)));

@@ -23,13 +23,26 @@ struct DumpedFiles {
 // and a recompile of the same one overwrites its own files.
 Result<std::string> dump_tag(const KernelSource& source, const CompileOptions& options);
 
-// The default dump directory of a failed compile: <temp>/fusedgemm-<effective uid>, which
-// dump_compile keeps to this user alone (mode 0700) and refuses when it is not.
-std::filesystem::path default_dump_dir();
+// The temporary folder of a failed compile's default dump when none is known: a Context
+// reads TMPDIR when it is created (ContextSettings::failure_dump_dir); a bare compile()
+// reads no environment and uses this.
+inline constexpr const char* kFallbackTempDir = "/tmp";
+
+// The default dump directory of a failed compile: <temp_dir>/fusedgemm-<effective uid>.
+// Reads no environment: getenv on whichever thread fails a compile would race a setenv on
+// another, so the Context resolves `temp_dir` once, when it is created (STYLE.md rule 23).
+std::filesystem::path default_dump_dir(const std::filesystem::path& temp_dir);
+
+// How dump_compile treats its directory.
+enum class DumpFolder {
+  kChosen,   // FUSEDGEMM_DUMP_DIR or CompileOptions::dump_dir: written as it is
+  kDefault,  // a default_dump_dir(): kept to this user alone (mode 0700), refused when not
+};
 
 // Writes the files of one compile into `dir` (created if missing), never through a
 // symbolic link at a file's name. `log` may be empty.
-Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, const KernelSource& source,
-                                 const CompileOptions& options, std::string_view log);
+Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, DumpFolder folder,
+                                 const KernelSource& source, const CompileOptions& options,
+                                 std::string_view log);
 
 }  // namespace fusedgemm::jit

@@ -42,9 +42,13 @@ std::string program_log(nvrtcProgram program) {
 // so it can be read and recompiled by hand, and carries the full log.
 Status compile_error(std::string_view call, nvrtcResult result, const KernelSource& source,
                      const CompileOptions& options, const std::string& log) {
+  // No environment is read here, on the thread that failed: a Context passes the folder
+  // it resolved when created; a bare compile() falls back to /tmp (compile_types.h).
+  const bool is_default = options.dump_dir.empty() || options.dump_dir_is_default;
   const std::filesystem::path dir =
-      options.dump_dir.empty() ? default_dump_dir() : options.dump_dir;
-  const Result<DumpedFiles> dumped = dump_compile(dir, source, options, log);
+      options.dump_dir.empty() ? default_dump_dir(kFallbackTempDir) : options.dump_dir;
+  const Result<DumpedFiles> dumped = dump_compile(
+      dir, is_default ? DumpFolder::kDefault : DumpFolder::kChosen, source, options, log);
   std::string message = std::string(call) + ": " + nvrtcGetErrorString(result) + " compiling '" +
                         source.name + "' for " + options.arch + "; ";
   message += dumped ? "source dumped to " + dumped->source.string()

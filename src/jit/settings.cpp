@@ -3,8 +3,11 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
+#include <system_error>
 
+#include "jit/dump.h"
 #include "jit/kernel_cache.h"
 #include "jit/nvrtc_compiler.h"
 
@@ -70,6 +73,18 @@ std::filesystem::path default_cache_dir(const ContextOptions& options, const Env
   return {};
 }
 
+// The folder failed compiles dump under by default: TMPDIR, as temp_directory_path() would
+// find it, but read now through `env` (temp_directory_path calls getenv on whichever thread
+// fails a compile). A relative TMPDIR is ignored, as a relative XDG_CACHE_HOME is, and so
+// is one that names no folder, as temp_directory_path() refuses it.
+std::filesystem::path failure_temp_dir(const ContextOptions& options, const EnvLookup& env) {
+  if (auto tmpdir = read(options, env, "TMPDIR"); tmpdir && tmpdir->front() == '/') {
+    std::error_code ec;
+    if (std::filesystem::is_directory(*tmpdir, ec)) return *tmpdir;
+  }
+  return kFallbackTempDir;
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -105,6 +120,8 @@ Result<ContextSettings> resolve_settings(const ContextOptions& options, const En
   } else if (auto value = read(options, env, "FUSEDGEMM_DUMP_DIR")) {
     settings.dump_dir = *value;
   }
+
+  settings.failure_dump_dir = default_dump_dir(failure_temp_dir(options, env));
 
   // Relative folders are resolved now, once: a later chdir of the process moves neither.
   for (std::filesystem::path* dir : {&settings.cache_dir, &settings.dump_dir}) {

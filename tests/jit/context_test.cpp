@@ -4,10 +4,14 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "jit/cache_entry.h"
@@ -31,6 +35,29 @@ std::shared_ptr<Context> make_context(const std::filesystem::path& cache_dir,
   EXPECT_TRUE(context.is_ok()) << context.status().message();
   return context.value();
 }
+
+// TMPDIR set for one test (single-threaded there), then restored.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::filesystem::path& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    set(dir);
+  }
+  ~ScopedTmpdir() {
+    if (old_) {
+      ::setenv("TMPDIR", old_->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+  }
+  ScopedTmpdir(const ScopedTmpdir&) = delete;
+  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
+
+  void set(const std::filesystem::path& dir) { ::setenv("TMPDIR", dir.c_str(), 1); }
+
+ private:
+  std::optional<std::string> old_;
+};
 
 TEST(JitContext, CompilesThenHitsMemoryThenDiskInANewContext) {
   const TempDir dir;
@@ -159,6 +186,41 @@ TEST(JitContext, FailedCompileIsReportedToEveryCallerAndNotRemembered) {
   EXPECT_FALSE(context->compile(broken, CompileOptions{}).is_ok());
   EXPECT_EQ(context->counters().compiles, 2);
   EXPECT_EQ(context->counters().memory_hits, 0);
+}
+
+// With no FUSEDGEMM_DUMP_DIR a failed compile dumps into the folder the Context resolved
+// from TMPDIR when it was created, and reads TMPDIR no more: the compile ran
+// temp_directory_path() (getenv) on the failing thread, racing a setenv on any other.
+TEST(JitContext, FailedCompileDumpsIntoTheFolderResolvedAtCreation) {
+  const TempDir dir;
+  const TempDir temp;
+  ContextOptions options;  // reads the environment, for TMPDIR; every other field is set
+  options.cache_dir = dir.path();
+  options.cache_max_bytes = std::uint64_t{1} << 30;
+  options.disable_cache = true;
+  options.dump_dir = "";
+  options.verbose = false;
+  ScopedTmpdir tmpdir(temp.path());
+  Result<std::shared_ptr<Context>> created = Context::create(options);
+  ASSERT_TRUE(created.is_ok()) << created.status().message();
+  const std::shared_ptr<Context> context = created.value();
+  const std::filesystem::path own = temp.path() / ("fusedgemm-" + std::to_string(::geteuid()));
+  EXPECT_EQ(context->settings().failure_dump_dir, own);
+
+  std::filesystem::create_directory(dir.path() / "moved");
+  tmpdir.set(dir.path() / "moved");  // after creation: never read
+  KernelSource broken = tiny_kernel();
+  broken.code = "this is not CUDA\n";
+  const Result<CompileResult> failed = context->compile(broken, CompileOptions{});
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_EQ(failed.status().code(), ErrorCode::kCompile);
+  EXPECT_NE(failed.status().message().find("source dumped to " + own.string() + "/tiny-"),
+            std::string::npos)
+      << failed.status().message();
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "moved"));
+  struct stat info {};
+  ASSERT_EQ(::lstat(own.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);  // still kept to this user alone
 }
 
 // A verbose Context on a stderr that cannot be written (a full disk: /dev/full) still

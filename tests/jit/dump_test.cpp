@@ -8,9 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <string>
 
 #include "jit/jit_test_util.h"
@@ -26,27 +24,6 @@ void write(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-// TMPDIR, the temporary folder std::filesystem names, set for one test.
-class ScopedTmpdir {
- public:
-  explicit ScopedTmpdir(const std::filesystem::path& dir) {
-    if (const char* old = std::getenv("TMPDIR")) old_ = old;
-    ::setenv("TMPDIR", dir.c_str(), 1);
-  }
-  ~ScopedTmpdir() {
-    if (old_) {
-      ::setenv("TMPDIR", old_->c_str(), 1);
-    } else {
-      ::unsetenv("TMPDIR");
-    }
-  }
-  ScopedTmpdir(const ScopedTmpdir&) = delete;
-  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
-
 TEST(Dump, ALinkAtADumpFileIsNotFollowed) {
   const TempDir dumps;
   const TempDir elsewhere;
@@ -56,7 +33,8 @@ TEST(Dump, ALinkAtADumpFileIsNotFollowed) {
   const Result<std::string> tag = dump_tag(source, CompileOptions{});
   ASSERT_TRUE(tag) << tag.status().message();
   std::filesystem::create_symlink(victim, dumps.path() / ("tiny-" + tag.value() + ".cu"));
-  const Result<DumpedFiles> dumped = dump_compile(dumps.path(), source, CompileOptions{}, "log");
+  const Result<DumpedFiles> dumped =
+      dump_compile(dumps.path(), DumpFolder::kChosen, source, CompileOptions{}, "log");
   ASSERT_FALSE(dumped);
   EXPECT_EQ(dumped.status().code(), ErrorCode::kIo);
   EXPECT_NE(dumped.status().message().find("cannot write"), std::string::npos)
@@ -64,12 +42,24 @@ TEST(Dump, ALinkAtADumpFileIsNotFollowed) {
   EXPECT_EQ(read_file(victim), "untouched");
 }
 
+// Only the default folder is made private: one the user chose keeps its mode.
+TEST(Dump, AChosenFolderIsWrittenAsItIs) {
+  const TempDir dumps;
+  ASSERT_EQ(::chmod(dumps.path().c_str(), 0755), 0);
+  const Result<DumpedFiles> dumped =
+      dump_compile(dumps.path(), DumpFolder::kChosen, tiny_kernel(), CompileOptions{}, "log");
+  ASSERT_TRUE(dumped) << dumped.status().message();
+  struct stat info {};
+  ASSERT_EQ(::stat(dumps.path().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0755u);
+}
+
 TEST(Dump, TheDefaultFolderIsThisUsersAlone) {
   const TempDir temp;
-  const ScopedTmpdir scoped(temp.path());
-  const std::filesystem::path dir = default_dump_dir();
+  const std::filesystem::path dir = default_dump_dir(temp.path());
   EXPECT_EQ(dir, temp.path() / ("fusedgemm-" + std::to_string(::geteuid())));
-  const Result<DumpedFiles> dumped = dump_compile(dir, tiny_kernel(), CompileOptions{}, "log");
+  const Result<DumpedFiles> dumped =
+      dump_compile(dir, DumpFolder::kDefault, tiny_kernel(), CompileOptions{}, "log");
   ASSERT_TRUE(dumped) << dumped.status().message();
   EXPECT_EQ(read_file(dumped->source), tiny_kernel().code);
   struct stat info {};
@@ -83,7 +73,8 @@ TEST(Dump, TheDefaultFolderIsThisUsersAlone) {
   const TempDir planted;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directory_symlink(planted.path(), dir);
-  const Result<DumpedFiles> refused = dump_compile(dir, tiny_kernel(), CompileOptions{}, "log");
+  const Result<DumpedFiles> refused =
+      dump_compile(dir, DumpFolder::kDefault, tiny_kernel(), CompileOptions{}, "log");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.status().code(), ErrorCode::kIo);
   EXPECT_NE(refused.status().message().find("is not a folder of this user"), std::string::npos)

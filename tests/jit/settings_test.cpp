@@ -3,9 +3,12 @@
 #include "jit/settings.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
+#include <string>
 
+#include "jit/jit_test_util.h"
 #include "jit/kernel_cache.h"
 
 namespace fusedgemm::jit {
@@ -108,6 +111,41 @@ TEST(JitSettings, ReadEnvironmentFalseIgnoresEveryVariable) {
           .value();
   EXPECT_FALSE(settings.cache_disabled);
   EXPECT_TRUE(settings.cache_dir.empty());
+}
+
+// A failed compile's default folder is resolved when the Context is created, TMPDIR read
+// through the EnvLookup: it was computed at failure time by temp_directory_path(), whose
+// getenv("TMPDIR") raced a setenv on any other thread.
+TEST(JitSettings, FailureDumpDirIsUnderTmpdirResolvedOnce) {
+  const testing::TempDir temp;
+  const std::string own = "fusedgemm-" + std::to_string(::geteuid());
+  EXPECT_EQ(resolve_settings(ContextOptions{}, fake_env({{"TMPDIR", temp.path().string()}}))
+                ->failure_dump_dir,
+            temp.path() / own);
+  // FUSEDGEMM_DUMP_DIR takes every dump but does not move the default.
+  EXPECT_EQ(resolve_settings(ContextOptions{}, fake_env({{"TMPDIR", temp.path().string()},
+                                                         {"FUSEDGEMM_DUMP_DIR", "/d"}}))
+                ->failure_dump_dir,
+            temp.path() / own);
+
+  const std::filesystem::path fallback = std::filesystem::path("/tmp") / own;
+  EXPECT_EQ(resolve_settings(ContextOptions{}, fake_env({}))->failure_dump_dir, fallback);
+  EXPECT_EQ(resolve_settings(ContextOptions{}, fake_env({{"TMPDIR", ""}}))->failure_dump_dir,
+            fallback);
+  // A relative TMPDIR is ignored (as a relative XDG_CACHE_HOME is), and so is one that names
+  // no folder (temp_directory_path() refused it too).
+  EXPECT_EQ(resolve_settings(ContextOptions{}, fake_env({{"TMPDIR", "rel"}}))->failure_dump_dir,
+            fallback);
+  EXPECT_EQ(
+      resolve_settings(ContextOptions{}, fake_env({{"TMPDIR", (temp.path() / "missing").string()}}))
+          ->failure_dump_dir,
+      fallback);
+
+  ContextOptions hermetic;
+  hermetic.read_environment = false;
+  EXPECT_EQ(
+      resolve_settings(hermetic, fake_env({{"TMPDIR", temp.path().string()}}))->failure_dump_dir,
+      fallback);
 }
 
 TEST(JitSettings, MalformedVariableIsNamedWithItsValue) {
