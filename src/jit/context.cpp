@@ -6,24 +6,23 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <future>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "jit/dump.h"
 #include "jit/kernel_cache.h"
 #include "jit/nvrtc_compiler.h"
 #include "jit/settings.h"
+#include "jit/slot_promise.h"
 
 namespace fusedgemm {
 
 using jit::CacheOutcome;
 using jit::CompiledKernel;
 using jit::CompileResult;
-using SharedKernel = std::shared_ptr<const CompiledKernel>;
+using jit::SharedKernel;
 
 struct Context::Impl {
   ContextSettings settings;
@@ -31,9 +30,10 @@ struct Context::Impl {
   std::optional<jit::KernelCache> disk;  // absent when disabled or no directory was found
 
   // Key -> the kernel, or the compile of it in flight. A failed compile is erased, so a
-  // later call retries and reports its own error.
+  // later call retries and reports its own error. The caller that inserts a key settles its
+  // slot through a jit::SlotPromise, however it leaves.
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_future<Result<SharedKernel>>> memory;
+  jit::KernelSlots memory;
 
   std::atomic<std::int64_t> compiles{0};
   std::atomic<std::int64_t> disk_hits{0};
@@ -57,8 +57,9 @@ struct Context::Impl {
   // Disk, then NVRTC: the work of the one caller that owns a key's map slot.
   Result<CompileResult> produce(const std::string& key, const jit::KernelSource& source,
                                 const jit::CompileOptions& options);
-  // produce() with an exception as an error value: the owner of a key's map slot must keep
-  // its promise whatever happens, or every later compile of the key waits on a broken one.
+  // produce() with an exception as an error value, which the owner of a key's map slot
+  // returns and hands to the key's waiters (they get the reason, not the SlotPromise's
+  // catch-all error).
   Result<CompileResult> produce_or_error(const std::string& key, const jit::KernelSource& source,
                                          const jit::CompileOptions& options);
   // Writes the source, log and options when FUSEDGEMM_DUMP_DIR is set; says why not.
@@ -99,6 +100,8 @@ Result<CompileResult> Context::Impl::produce_or_error(const std::string& key,
     return Status(ErrorCode::kUnavailable, "compile: out of host memory");
   } catch (const std::exception& e) {
     return Status(ErrorCode::kInternal, std::string("compile: uncaught exception: ") + e.what());
+  } catch (...) {
+    return Status(ErrorCode::kInternal, "compile: uncaught exception of an unknown type");
   }
 }
 
@@ -183,20 +186,19 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
   }
   FG_ASSIGN_OR_RETURN(std::string key, jit::cache_key(source, resolved, impl_->nvrtc));
 
-  std::promise<Result<SharedKernel>> promise;
-  std::shared_future<Result<SharedKernel>> future;
-  bool owner = false;
+  // Settles the key's slot when this call inserts it, however this call leaves.
+  jit::SlotPromise slot(impl_->mutex, impl_->memory, source.name);
+  jit::SharedKernelResult future;
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto [it, inserted] = impl_->memory.try_emplace(key);
-    if (inserted) it->second = promise.get_future().share();
+    const auto [it, inserted] = impl_->memory.try_emplace(key, slot.future());
+    if (inserted) slot.claim(key);
     future = it->second;
-    owner = inserted;
   }
 
-  if (!owner) {
+  if (!slot.claimed()) {
     // Waits outside the lock, so compiles of other keys proceed meanwhile.
-    const Result<SharedKernel>& kernel = future.get();
+    const Result<SharedKernel> kernel = jit::wait_for_kernel(future, source.name);
     FG_TRY(kernel);
     ++impl_->memory_hits;
     impl_->log("memory hit '{}' key {}", source.name, key);
@@ -210,14 +212,10 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
 
   Result<CompileResult> result = impl_->produce_or_error(key, source, resolved);
   if (!result) {
-    {
-      const std::lock_guard<std::mutex> lock(impl_->mutex);
-      impl_->memory.erase(key);
-    }
-    promise.set_value(result.status());
+    slot.fail(result.status());
     return result;
   }
-  promise.set_value(result->kernel);
+  slot.keep(result->kernel);
   result->seconds = seconds_since(start);
   return result;
 }
