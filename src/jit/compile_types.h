@@ -23,6 +23,13 @@ struct KernelSource {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// How a dump folder is treated (jit/dump.h dump_compile).
+enum class DumpFolder {
+  kChosen,   // FUSEDGEMM_DUMP_DIR or CompileOptions::dump_dir: written as it is
+  kDefault,  // a default_dump_dir() in a shared temporary folder: kept to this user alone
+             // (mode 0700), refused when not
+};
+
 struct CompileOptions {
   std::string arch = "sm_90a";     // must name a real SM ("sm_*"): the JIT returns a cubin
   std::vector<std::string> extra;  // further NVRTC options; part of the cache key
@@ -31,13 +38,11 @@ struct CompileOptions {
   // the NVRTC version stands for the toolkit.
   std::optional<std::vector<std::string>> include_dirs;
   // Where a failed compile dumps its source, log and options; not part of the cache key.
-  // A Context passes FUSEDGEMM_DUMP_DIR, else its ContextSettings::failure_dump_dir (with
-  // dump_dir_is_default). Empty: /tmp/fusedgemm-<euid>, for a bare compile(), which reads
-  // no environment (the library compiles through a Context).
+  // A Context passes FUSEDGEMM_DUMP_DIR, else its ContextSettings::failure_dump_dir (as
+  // DumpFolder::kDefault). Empty: /tmp/fusedgemm-<euid> (kDefault), for a bare compile(),
+  // which reads no environment (the library compiles through a Context).
   std::filesystem::path dump_dir;
-  // dump_dir is a default_dump_dir() in a shared temporary folder (jit/dump.h): it must be
-  // this user's folder and is kept to this user alone.
-  bool dump_dir_is_default = false;
+  DumpFolder dump_folder = DumpFolder::kChosen;
 };
 
 struct CompiledKernel {

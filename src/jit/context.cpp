@@ -182,7 +182,7 @@ Result<CompileResult> Context::compile(const jit::KernelSource& source,
   if (resolved.dump_dir.empty()) {
     // The default folder of a failed compile, resolved when the Context was created.
     resolved.dump_dir = impl_->settings.failure_dump_dir;
-    resolved.dump_dir_is_default = true;
+    resolved.dump_folder = jit::DumpFolder::kDefault;
   }
   FG_ASSIGN_OR_RETURN(std::string key, jit::cache_key(source, resolved, impl_->nvrtc));
 

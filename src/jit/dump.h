@@ -33,12 +33,6 @@ inline constexpr const char* kFallbackTempDir = "/tmp";
 // another, so the Context resolves `temp_dir` once, when it is created (STYLE.md rule 23).
 std::filesystem::path default_dump_dir(const std::filesystem::path& temp_dir);
 
-// How dump_compile treats its directory.
-enum class DumpFolder {
-  kChosen,   // FUSEDGEMM_DUMP_DIR or CompileOptions::dump_dir: written as it is
-  kDefault,  // a default_dump_dir(): kept to this user alone (mode 0700), refused when not
-};
-
 // Writes the files of one compile into `dir` (created if missing), never through a
 // symbolic link at a file's name. `log` may be empty.
 Result<DumpedFiles> dump_compile(const std::filesystem::path& dir, DumpFolder folder,

@@ -44,11 +44,10 @@ Status compile_error(std::string_view call, nvrtcResult result, const KernelSour
                      const CompileOptions& options, const std::string& log) {
   // No environment is read here, on the thread that failed: a Context passes the folder
   // it resolved when created; a bare compile() falls back to /tmp (compile_types.h).
-  const bool is_default = options.dump_dir.empty() || options.dump_dir_is_default;
-  const std::filesystem::path dir =
-      options.dump_dir.empty() ? default_dump_dir(kFallbackTempDir) : options.dump_dir;
-  const Result<DumpedFiles> dumped = dump_compile(
-      dir, is_default ? DumpFolder::kDefault : DumpFolder::kChosen, source, options, log);
+  const bool fallback = options.dump_dir.empty();
+  const Result<DumpedFiles> dumped =
+      dump_compile(fallback ? default_dump_dir(kFallbackTempDir) : options.dump_dir,
+                   fallback ? DumpFolder::kDefault : options.dump_folder, source, options, log);
   std::string message = std::string(call) + ": " + nvrtcGetErrorString(result) + " compiling '" +
                         source.name + "' for " + options.arch + "; ";
   message += dumped ? "source dumped to " + dumped->source.string()

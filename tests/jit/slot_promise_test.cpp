@@ -42,11 +42,16 @@ bool is_ready(const SharedKernelResult& future) {
   return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-TEST(SlotPromise, AnOwnerLeftByAnExceptionHandsItsWaiterAnErrorAndFreesTheKey) {
+// One key of a map guarded by a std::mutex, as Context::compile has them.
+class SlotPromiseOnAKey : public testing::Test {
+ protected:
   std::mutex mutex;
   KernelSlots slots;
   const std::string name = "tiny.cu";
   const std::string key = "key";
+};
+
+TEST_F(SlotPromiseOnAKey, AnOwnerLeftByAnExceptionHandsItsWaiterAnErrorAndFreesTheKey) {
   std::promise<void> waiting;
   Result<SharedKernel> waited = Status(ErrorCode::kOk, "not run");
   std::thread waiter;
@@ -70,11 +75,7 @@ TEST(SlotPromise, AnOwnerLeftByAnExceptionHandsItsWaiterAnErrorAndFreesTheKey) {
   EXPECT_TRUE(slots.empty());  // a later compile of the key tries again
 }
 
-TEST(SlotPromise, AFailedCompileIsErasedAndHandedToWaiters) {
-  std::mutex mutex;
-  KernelSlots slots;
-  const std::string name = "tiny.cu";
-  const std::string key = "key";
+TEST_F(SlotPromiseOnAKey, AFailedCompileIsErasedAndHandedToWaiters) {
   SlotPromise<std::mutex> owner(mutex, slots, name);
   ASSERT_TRUE(insert(mutex, slots, owner, key));
   const SharedKernelResult future = slots.at(key);
@@ -118,11 +119,7 @@ TEST(SlotPromise, AMutexThatCannotBeLockedStillSettlesTheSlot) {
       << abandoned.message();
 }
 
-TEST(SlotPromise, AKeptKernelStaysForLaterCallersAndASecondCallerOwnsNothing) {
-  std::mutex mutex;
-  KernelSlots slots;
-  const std::string name = "tiny.cu";
-  const std::string key = "key";
+TEST_F(SlotPromiseOnAKey, AKeptKernelStaysForLaterCallersAndASecondCallerOwnsNothing) {
   SlotPromise<std::mutex> owner(mutex, slots, name);
   ASSERT_TRUE(insert(mutex, slots, owner, key));
   {
