@@ -9,16 +9,21 @@
 # Default: every kernel of the case's interleaved batches (ours, cuBLASLt's, the unfused
 # sequence's reduction or elementwise kernel), past the first SKIP launches (70: cuBLASLt's
 # trial of its heuristic algorithms), COUNT of them (40); one row per kernel name: launches,
-# median and minimum in microseconds. With OLD set to another build's device_throughput (and
-# OLD_CACHE to its kernel cache tarball, if it has one): our kernel only, this build and
-# OLD alternating, PASSES times (2), launches 11-18 of each. Rows in $out/locked_clocks.csv.
+# median and minimum in microseconds. With OLD set to other builds' device_throughput, one or
+# several separated by spaces (and OLD_CACHE to their kernel cache tarballs, if they have
+# them): our kernel only, this build and each of OLD alternating, PASSES times (2), launches
+# 11-18 of each; a build of OLD is named "old" when OLD names one, else by its binary's
+# folder. Rows in $out/locked_clocks.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
-[ -n "${OLD_CACHE:-}" ] && tar -xJf "$OLD_CACHE" -C "$FUSEDGEMM_CACHE_DIR"
+read -ra olds <<< "${OLD:-}"
+read -ra old_caches <<< "${OLD_CACHE:-}"
+for cache in "${old_caches[@]}"; do tar -xJf "$cache" -C "$FUSEDGEMM_CACHE_DIR"; done
 csv=$out/locked_clocks.csv
 echo "pass,case,binary,kernel,launches,median_us,min_us" > "$csv"
-# ncu --csv lines of one process -> one CSV row per kernel name.
+# ncu --csv lines of one process -> one CSV row per kernel name (quoted where it holds a
+# comma, as cuBLASLt's templated kernel names do).
 summarize() {  # summarize PASS CASE BINARY < ncu-csv
   python3 -c '
 import csv, statistics, sys
@@ -26,10 +31,13 @@ times = {}
 for row in csv.reader(line for line in sys.stdin if line.startswith("\"")):
     if row[-3:-2] == ["gpu__time_duration.sum"]:
         times.setdefault(row[4], []).append(float(row[-1].replace(",", "")) / 1000)
+out = csv.writer(sys.stdout, lineterminator="\n")
 for kernel, t in times.items():
-    print(f"{sys.argv[1]},{sys.argv[2]},{sys.argv[3]},{kernel},{len(t)},"
-          f"{statistics.median(t):.1f},{min(t):.1f}")
+    out.writerow([*sys.argv[1:4], kernel, len(t), f"{statistics.median(t):.1f}", f"{min(t):.1f}"])
 ' "$@"
+}
+old_name() {  # old_name BINARY
+  if [ ${#olds[@]} -eq 1 ]; then echo old; else basename "$(dirname "$1")"; fi
 }
 profile() {  # profile BINARY SELECTION NCU-ARGS...: SELECTION is an option, a space, its value
   local exe=$1 option=${2%% *} value=${2#* }
@@ -38,17 +46,17 @@ profile() {  # profile BINARY SELECTION NCU-ARGS...: SELECTION is an option, a s
     --csv --print-units base "$@" "$exe" --warm-up 0 "$option" "$value" 2>/dev/null
 }
 for selection in "$@"; do
-  if [ -z "${OLD:-}" ]; then
+  if [ ${#olds[@]} -eq 0 ]; then
     profile gpu-carry/bin/device_throughput "$selection" --launch-skip "${SKIP:-70}" \
       --launch-count "${COUNT:-40}" | summarize 1 "$selection" new >> "$csv"
     continue
   fi
   for pass in $(seq "${PASSES:-2}"); do
-    for which in new old; do
-      exe=gpu-carry/bin/device_throughput
-      [ "$which" = old ] && exe=$OLD
+    profile gpu-carry/bin/device_throughput "$selection" -k regex:fusedgemm --launch-skip 10 \
+      --launch-count 8 | summarize "$pass" "$selection" new >> "$csv"
+    for exe in "${olds[@]}"; do
       profile "$exe" "$selection" -k regex:fusedgemm --launch-skip 10 --launch-count 8 |
-        summarize "$pass" "$selection" "$which" >> "$csv"
+        summarize "$pass" "$selection" "$(old_name "$exe")" >> "$csv"
     done
   done
 done
