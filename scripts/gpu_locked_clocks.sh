@@ -36,8 +36,14 @@ for kernel, t in times.items():
     out.writerow([*sys.argv[1:4], kernel, len(t), f"{statistics.median(t):.1f}", f"{min(t):.1f}"])
 ' "$@"
 }
-old_name() {  # old_name BINARY
-  if [ ${#olds[@]} -eq 1 ]; then echo old; else basename "$(dirname "$1")"; fi
+build_name() {  # build_name BINARY: new (this build's), old (OLD's one) or its folder
+  if [ "$1" = gpu-carry/bin/device_throughput ]; then
+    echo new
+  elif [ ${#olds[@]} -eq 1 ]; then
+    echo old
+  else
+    basename "$(dirname "$1")"
+  fi
 }
 profile() {  # profile BINARY SELECTION NCU-ARGS...: SELECTION is an option, a space, its value
   local exe=$1 option=${2%% *} value=${2#* }
@@ -52,11 +58,9 @@ for selection in "$@"; do
     continue
   fi
   for pass in $(seq "${PASSES:-2}"); do
-    profile gpu-carry/bin/device_throughput "$selection" -k regex:fusedgemm --launch-skip 10 \
-      --launch-count 8 | summarize "$pass" "$selection" new >> "$csv"
-    for exe in "${olds[@]}"; do
+    for exe in gpu-carry/bin/device_throughput "${olds[@]}"; do
       profile "$exe" "$selection" -k regex:fusedgemm --launch-skip 10 --launch-count 8 |
-        summarize "$pass" "$selection" "$(old_name "$exe")" >> "$csv"
+        summarize "$pass" "$selection" "$(build_name "$exe")" >> "$csv"
     done
   done
 done
