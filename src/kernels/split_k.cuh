@@ -26,6 +26,7 @@
 #include "kernels/epoch_counter.cuh"      // epoch_arrive
 #include "kernels/kernel_args.h"          // KernelArgs
 #include "kernels/ptx/barrier.cuh"        // bar_sync, bar_sync_or
+#include "kernels/ptx/fence.cuh"          // fence_acq_rel_gpu
 #include "kernels/ptx/global.cuh"         // ld_relaxed_gpu
 
 namespace fusedgemm::kernels {
@@ -95,17 +96,18 @@ struct SplitK {
             make_float4(acc[g][4 * q], acc[g][4 * q + 1], acc[g][4 * q + 2], acc[g][4 * q + 3]);
       }
     }
-    // Memory order as tap_arrive_all's: every thread's stores, a fence and the barrier
-    // before the arrival; after a last arrival a fence before reading the slots
-    // (ld.relaxed.gpu: from L2, never a stale L1 line).
-    __threadfence();
+    // Memory order as tap_arrive_all's: every thread's stores, the barrier, then thread 0's
+    // release fence before the arrival; after a last arrival its acquire fence before the
+    // barrier that lets the warpgroup read the slots (ld.relaxed.gpu: from L2, never a stale
+    // L1 line).
     ptx::bar_sync(epilogue_barrier_id(), kSplitThreads);
     bool last = false;
     if (thread == 0) {
       auto* counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) +
                                                              args.split.counters);
+      ptx::fence_acq_rel_gpu();
       last = epoch_arrive(counters + id, args.epoch, args.split.splits);
-      __threadfence();
+      ptx::fence_acq_rel_gpu();
     }
     if (!ptx::bar_sync_or(epilogue_barrier_id(), kSplitThreads, last)) return false;
     if (args.split.splits == 2) {

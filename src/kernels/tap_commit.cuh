@@ -28,6 +28,7 @@
 #include "kernels/fragment_slots.cuh"  // FragmentSlots
 #include "kernels/kernel_args.h"       // KernelArgs, BufferArg, TapWorkspace
 #include "kernels/ptx/barrier.cuh"     // bar_sync
+#include "kernels/ptx/fence.cuh"       // fence_acq_rel_gpu
 #include "kernels/ptx/global.cuh"      // ld_relaxed_gpu
 #include "kernels/tap_combine.cuh"     // TapCombine, tap_merge, warp_combine
 
@@ -186,8 +187,9 @@ __device__ __forceinline__ void tap_publish(const KernelArgs& args, int param,
 // last of its group of tap t.
 //
 // Memory order (the CUDA Programming Guide's threadfence reduction):
-//  1. every thread fences (__threadfence, fence.sc.gpu) after its partial stores, then the
-//     warpgroup meets at the barrier: all of the CTA's partials are ordered before
+//  1. every thread stores its partials, then the epilogue's threads meet at the barrier, and
+//     each arriving lane fences (fence.acq_rel.gpu, cumulative over the stores the barrier
+//     ordered before it): all of the CTA's partials are ordered before
 //  2. the arrivals (device-scope atomics, kernels/epoch_counter.cuh). A counter's
 //     modification order puts every other CTA's arrival, each preceded by that CTA's fenced
 //     stores, before the arrival that completes the group.
@@ -200,7 +202,6 @@ __device__ __forceinline__ unsigned tap_arrive_all(const KernelArgs& args, const
                                                    float* scratch, int thread) {
   static_assert(sizeof...(Params) >= 1 && sizeof...(Params) <= 32,
                 "tap_arrive_all: one lane of warp 0 per tap, 1 to 32 taps");
-  __threadfence();
   epilogue_barrier();
   unsigned* verdict = reinterpret_cast<unsigned*>(scratch);
   if (thread < 32) {
@@ -213,9 +214,10 @@ __device__ __forceinline__ unsigned tap_arrive_all(const KernelArgs& args, const
       const TapGroup g = tap_group<TileM, TileN>(args, param, tile);
       auto* counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) +
                                                              args.taps[param].counters);
+      ptx::fence_acq_rel_gpu();
       last = epoch_arrive(counters + g.group, args.epoch, g.size);
     }
-    __threadfence();
+    ptx::fence_acq_rel_gpu();
     __syncwarp();
     const unsigned mask = __ballot_sync(0xFFFFFFFFu, last);
     if (thread == 0) *verdict = mask;
